@@ -1,0 +1,40 @@
+//! Argument types shared by several commands.
+
+use lshdb::shingle::ShingleKind;
+
+/// Parses `char:K`, `word:K` or `stopword:K` (K optional: 5, 2 and 3).
+pub fn parse_shingle(s: &str) -> Result<ShingleKind, String> {
+    let (kind, k) = match s.split_once(':') {
+        Some((kind, k)) => (kind, Some(k)),
+        None => (s, None),
+    };
+    let k = match k {
+        Some(k) => Some(
+            k.parse::<usize>()
+                .map_err(|_| format!("`{k}` is not a shingle length; write for example char:5"))?,
+        ),
+        None => None,
+    };
+    match kind {
+        "char" | "chars" => Ok(ShingleKind::Chars(k.unwrap_or(5))),
+        "word" | "words" => Ok(ShingleKind::Words(k.unwrap_or(2))),
+        "stopword" | "stopwords" => Ok(ShingleKind::StopWords(k.unwrap_or(3))),
+        other => Err(format!(
+            "unknown shingle kind `{other}`; use char:K, word:K or stopword:K"
+        )),
+    }
+}
+
+/// Parses a similarity threshold strictly between 0 and 1.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number; a threshold is for example 0.8"))?;
+    if t > 0.0 && t < 1.0 {
+        Ok(t)
+    } else {
+        Err(format!(
+            "threshold must be strictly between 0 and 1, got {s}"
+        ))
+    }
+}

@@ -1,0 +1,41 @@
+//! lshdb: a persistent, embedded similarity database.
+//!
+//! Documents become sets of hashed shingles ([`shingle`]); MinHash turns each
+//! set into a short signature and LSH banding files it into buckets
+//! ([`sketch`]); exact Jaccard similarity on the stored sets verifies every
+//! candidate. SimHash fingerprints serve the cosine-style use case.
+//!
+//! The similarity core, end to end:
+//!
+//! ```
+//! use lshdb::shingle::{ShingleConfig, Shingler};
+//! use lshdb::sketch::lsh::{tune, TuneGoal};
+//! use lshdb::sketch::measures::jaccard;
+//! use lshdb::sketch::minhash::{MinHashConfig, MinHasher};
+//!
+//! let shingler = Shingler::new(ShingleConfig::default())?; // char 5-shingles
+//! let hasher = MinHasher::new(MinHashConfig::default())?; // 128 values
+//! let banding = tune(&TuneGoal::new(0.8, 128))?.banding;
+//!
+//! let a = shingler.set("An embedded, fast, safe and concurrent key-value store written in Rust.");
+//! let b = shingler.set("An embedded, fast, safe and concurrent key-value store, written in Rust!");
+//! let (mut keys_a, mut keys_b) = (Vec::new(), Vec::new());
+//! banding.band_keys(&hasher.signature(a.as_slice()), &mut keys_a);
+//! banding.band_keys(&hasher.signature(b.as_slice()), &mut keys_b);
+//! // Near-duplicates share a bucket in at least one band...
+//! assert!(keys_a.iter().zip(&keys_b).any(|(x, y)| x == y));
+//! // ...and the candidate is verified exactly.
+//! assert!(jaccard(a.as_slice(), b.as_slice()) > 0.8);
+//! # Ok::<(), lshdb::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+// Data from disk and from users never panics the library: no unwrap/expect.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+mod error;
+pub mod hash;
+pub mod shingle;
+pub mod sketch;
+
+pub use error::{Error, Result};
