@@ -33,9 +33,21 @@
 // Data from disk and from users never panics the library: no unwrap/expect.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+mod config;
+mod db;
 mod error;
 pub mod hash;
+mod query;
 pub mod shingle;
 pub mod sketch;
+pub mod store;
 
+pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
+pub use db::{
+    Batch, BulkOptions, BulkReport, CheckReport, Database, Document, OpenOptions, Stats,
+    StoredDocument, Unique, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES,
+};
 pub use error::{Error, Result};
+pub use query::{
+    Explain, Groups, Hit, Pair, Query, QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
+};

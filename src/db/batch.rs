@@ -1,0 +1,77 @@
+//! [`Batch`]: many writes committed as one durable transaction.
+
+use super::{Database, Document, Unique};
+use crate::db::writer::Writer;
+use crate::Result;
+use redb::WriteTransaction;
+
+/// A write transaction. Operations apply in order and later ones see earlier
+/// ones; nothing is visible to readers or durable until [`Batch::commit`].
+/// Dropping a batch without committing discards it.
+///
+/// ```
+/// use lshdb::{Config, Database};
+/// let dir = tempfile::tempdir()?;
+/// let db = Database::create(dir.path().join("b.lshdb"), Config::jaccard(0.8))?;
+/// let mut batch = db.batch()?;
+/// batch.insert("a", "first document text")?;
+/// batch.insert("b", "second document text")?;
+/// batch.remove("a")?;
+/// batch.commit()?; // one fsync for all three
+/// assert_eq!(db.len()?, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Batch<'db> {
+    db: &'db Database,
+    txn: WriteTransaction,
+}
+
+impl<'db> Batch<'db> {
+    pub(super) fn new(db: &'db Database, txn: WriteTransaction) -> Self {
+        Self { db, txn }
+    }
+
+    fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
+        let result = (|| {
+            let mut writer = Writer::open(&self.txn, self.db.pipeline())?;
+            let out = f(&mut writer)?;
+            writer.finish()?;
+            Ok(out)
+        })();
+        result.map_err(|e| self.db.poison(e))
+    }
+
+    /// Inserts or replaces a document.
+    pub fn insert<'a>(&mut self, key: &str, doc: impl Into<Document<'a>>) -> Result<()> {
+        let prepared = self.db.pipeline().prepare(key, doc.into())?;
+        self.apply(|w| w.insert(&prepared).map(|_| ()))
+    }
+
+    /// Removes a document; false when there was none.
+    pub fn remove(&mut self, key: &str) -> Result<bool> {
+        self.apply(|w| w.remove(key))
+    }
+
+    /// Dedup-on-write within the batch (sees the batch's earlier writes).
+    pub fn insert_unique<'a>(
+        &mut self,
+        key: &str,
+        doc: impl Into<Document<'a>>,
+        threshold: f64,
+    ) -> Result<Unique> {
+        crate::config::check_threshold("threshold", threshold)?;
+        let prepared = self.db.pipeline().prepare(key, doc.into())?;
+        self.apply(|w| w.insert_unique(&prepared, threshold))
+    }
+
+    /// Commits every operation durably, at once.
+    pub fn commit(self) -> Result<()> {
+        self.txn.commit().map_err(|e| self.db.poison(e.into()))
+    }
+
+    /// Discards every operation.
+    pub fn abort(self) -> Result<()> {
+        self.txn.abort()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,131 @@
+//! Bulk loading: many documents, one commit per chunk, with shingling and
+//! hashing of the next chunk running on every core while the current chunk
+//! is written.
+
+use super::prepare::{Document, Prepared};
+use super::writer::Writer;
+use super::Database;
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+/// How a bulk load runs.
+#[derive(Debug, Clone)]
+pub struct BulkOptions {
+    /// Documents per transaction (one fsync each). Default 4,096.
+    pub batch: usize,
+}
+
+impl Default for BulkOptions {
+    fn default() -> Self {
+        Self { batch: 4096 }
+    }
+}
+
+/// What a bulk load did.
+#[derive(Debug, Default)]
+pub struct BulkReport {
+    /// Documents stored (new or replaced), all committed.
+    pub inserted: u64,
+    /// Of those, how many replaced a document with the same key.
+    pub replaced: u64,
+    /// Documents refused, with their key and the reason; nothing was stored
+    /// for them.
+    pub rejected: Vec<(String, Error)>,
+    /// Transactions committed.
+    pub commits: u64,
+    /// Whether the progress callback asked to stop early.
+    pub stopped: bool,
+}
+
+impl Database {
+    /// Inserts (or replaces) many documents, committing every
+    /// [`BulkOptions::batch`] documents. Documents that cannot be indexed
+    /// (empty, too large, bad key) are reported in
+    /// [`BulkReport::rejected`] and skipped.
+    ///
+    /// `progress` is called after each commit with the report so far;
+    /// returning false stops the load after that commit (everything
+    /// reported as inserted is durable).
+    ///
+    /// # Errors
+    /// A storage error stops the load; documents of earlier commits stay
+    /// stored.
+    pub fn insert_bulk<I, K, T>(
+        &self,
+        docs: I,
+        options: &BulkOptions,
+        mut progress: impl FnMut(&BulkReport) -> bool,
+    ) -> Result<BulkReport>
+    where
+        I: IntoIterator<Item = (K, T)>,
+        K: AsRef<str> + Send,
+        T: AsRef<str> + Send,
+    {
+        self.check_poisoned()?;
+        let chunk_size = options.batch.max(1);
+        let mut report = BulkReport::default();
+        let mut input = docs.into_iter();
+        let mut next_chunk = || -> Vec<(K, T)> { input.by_ref().take(chunk_size).collect() };
+        let mut prepared = self.prepare_chunk(next_chunk());
+        while !prepared.is_empty() {
+            let upcoming = next_chunk();
+            let (written, next) = rayon::join(
+                || self.write_chunk(&prepared),
+                || self.prepare_chunk(upcoming),
+            );
+            let (inserted, replaced) = written?;
+            report.inserted += inserted;
+            report.replaced += replaced;
+            report.commits += 1;
+            report.rejected.extend(
+                prepared
+                    .into_iter()
+                    .filter_map(|(key, p)| p.err().map(|e| (key, e))),
+            );
+            if !progress(&report) {
+                report.stopped = true;
+                break;
+            }
+            prepared = next;
+        }
+        Ok(report)
+    }
+
+    fn prepare_chunk<K, T>(&self, chunk: Vec<(K, T)>) -> Vec<(String, Result<Prepared>)>
+    where
+        K: AsRef<str> + Send,
+        T: AsRef<str> + Send,
+    {
+        let pipeline = self.pipeline();
+        chunk
+            .into_par_iter()
+            .map(|(key, text)| {
+                let key = key.as_ref();
+                (
+                    key.to_owned(),
+                    pipeline.prepare(key, Document::Text(text.as_ref())),
+                )
+            })
+            .collect()
+    }
+
+    /// Writes the prepared documents of one chunk in one transaction;
+    /// returns (stored, replaced).
+    fn write_chunk(&self, chunk: &[(String, Result<Prepared>)]) -> Result<(u64, u64)> {
+        let txn = self.redb().begin_write()?;
+        let result = (|| {
+            let (mut inserted, mut replaced) = (0, 0);
+            {
+                let mut writer = Writer::open(&txn, self.pipeline())?;
+                for prepared in chunk.iter().filter_map(|(_, p)| p.as_ref().ok()) {
+                    replaced += u64::from(writer.insert(prepared)?);
+                    inserted += 1;
+                }
+                writer.finish()?;
+            }
+            txn.commit()?;
+            Ok((inserted, replaced))
+        })();
+        result.map_err(|e| self.poison(e))
+    }
+}

@@ -1,0 +1,260 @@
+//! [`Database`]: create and open a file, and every write to it.
+//!
+//! Each single operation is its own durable transaction; [`Batch`] commits
+//! many at once and [`Database::insert_bulk`] loads large inputs with the
+//! shingling and hashing spread over every core. After a failed write the
+//! handle is poisoned and refuses further writes until reopened.
+
+mod batch;
+mod bulk;
+mod maintain;
+mod open;
+pub(crate) mod prepare;
+mod writer;
+
+pub use batch::Batch;
+pub use bulk::{BulkOptions, BulkReport};
+pub use maintain::{CheckReport, Stats};
+pub use open::OpenOptions;
+pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
+
+use crate::config::{Config, Settings};
+use crate::query::{Hit, Query, QueryInput};
+use crate::store::tables::{ReadTables, Reader};
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use prepare::Pipeline;
+use redb::ReadableDatabase;
+use std::path::{Path, PathBuf};
+use writer::Writer;
+
+/// A persistent similarity index in one file.
+///
+/// `Database` is `Send + Sync`: share it between threads behind an `Arc`.
+/// Readers see consistent snapshots while one writer commits.
+///
+/// ```
+/// use lshdb::{Config, Database};
+/// let dir = tempfile::tempdir()?;
+/// let db = Database::create(dir.path().join("pages.lshdb"), Config::jaccard(0.7))?;
+/// db.insert("a", "The quick brown fox jumps over the lazy dog")?; // durable on return
+/// db.insert("b", "The quick brown fox jumped over the lazy dog")?;
+/// db.insert("c", "An entirely different sentence about databases")?;
+/// let hits = db.query("the quick brown fox jumps over the lazy dog!").run()?.hits;
+/// assert_eq!(hits[0].key, "a");
+/// assert!(hits.iter().all(|h| h.key != "c"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Database {
+    db: redb::Database,
+    path: PathBuf,
+    settings: Settings,
+    pipeline: Pipeline,
+    poisoned: Mutex<Option<String>>,
+}
+
+/// A stored document as `get` returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredDocument {
+    /// External key.
+    pub key: String,
+    /// Raw text, when the database stores text.
+    pub text: Option<String>,
+    /// Number of distinct shingles.
+    pub shingles: usize,
+    /// SimHash fingerprint, when the SimHash index is on.
+    pub simhash: Option<u64>,
+}
+
+/// What [`Database::insert_unique`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unique {
+    /// No stored near-duplicate: the document was inserted.
+    Inserted,
+    /// A stored near-duplicate at or above the threshold; nothing stored.
+    Duplicate(Hit),
+}
+
+impl Database {
+    /// Creates a new database file at `path`.
+    ///
+    /// # Errors
+    /// [`Error::FileExists`] when the path exists; [`Error::InvalidParameter`]
+    /// for an invalid configuration; storage errors.
+    pub fn create(path: impl AsRef<Path>, config: Config) -> Result<Self> {
+        open::create(path.as_ref(), config, &OpenOptions::default())
+    }
+
+    /// Opens an existing database; its configuration comes from the file.
+    ///
+    /// # Errors
+    /// [`Error::NotADatabase`], [`Error::FormatVersion`],
+    /// [`Error::AlreadyOpen`] (another process has it), [`Error::Corrupted`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        open::open(path.as_ref(), &OpenOptions::default())
+    }
+
+    /// Opens with options (cache size, an expected configuration that must
+    /// match the stored one).
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Self> {
+        open::open(path.as_ref(), options)
+    }
+
+    /// The stored settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Inserts (or atomically replaces) the document under `key`, durably.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`], [`Error::EmptyDocument`],
+    /// [`Error::DocumentTooLarge`], [`Error::Poisoned`], storage errors.
+    pub fn insert<'a>(&self, key: &str, doc: impl Into<Document<'a>>) -> Result<()> {
+        let prepared = self.pipeline.prepare(key, doc.into())?;
+        self.write(|w| w.insert(&prepared).map(|_| ()))
+    }
+
+    /// Inserts a set of items (for example the products a customer bought).
+    pub fn insert_items<T: AsRef<[u8]>>(&self, key: &str, items: &[T]) -> Result<()> {
+        let items: Vec<&[u8]> = items.iter().map(AsRef::as_ref).collect();
+        self.insert(key, Document::Items(&items))
+    }
+
+    /// Removes the document under `key`; false when there was none.
+    pub fn remove(&self, key: &str) -> Result<bool> {
+        self.write(|w| w.remove(key))
+    }
+
+    /// Dedup-on-write: in one write transaction, returns the best stored
+    /// near-duplicate with verified similarity ≥ `threshold` and stores
+    /// nothing, or inserts the document when there is none.
+    pub fn insert_unique<'a>(
+        &self,
+        key: &str,
+        doc: impl Into<Document<'a>>,
+        threshold: f64,
+    ) -> Result<Unique> {
+        crate::config::check_threshold("threshold", threshold)?;
+        let prepared = self.pipeline.prepare(key, doc.into())?;
+        self.write(|w| w.insert_unique(&prepared, threshold))
+    }
+
+    /// The document stored under `key`.
+    pub fn get(&self, key: &str) -> Result<Option<StoredDocument>> {
+        let txn = self.db.begin_read()?;
+        let tables = ReadTables::open(&txn)?;
+        let Some(id) = tables.id_of(key)? else {
+            return Ok(None);
+        };
+        let doc = tables.doc(id)?.ok_or_else(|| {
+            Error::corrupted(format!("key `{key}` points at missing document {id}"))
+        })?;
+        let mut signature = crate::store::codec::SignatureRecord::default();
+        if !tables.signature_into(id, &mut signature)? {
+            return Err(Error::corrupted(format!("document {id} has no signature")));
+        }
+        Ok(Some(StoredDocument {
+            key: doc.key,
+            text: doc.text,
+            shingles: signature.set_len as usize,
+            simhash: signature.simhash,
+        }))
+    }
+
+    /// Whether a document is stored under `key`.
+    pub fn contains(&self, key: &str) -> Result<bool> {
+        let txn = self.db.begin_read()?;
+        Ok(ReadTables::open(&txn)?.id_of(key)?.is_some())
+    }
+
+    /// The number of stored documents.
+    pub fn len(&self) -> Result<u64> {
+        let txn = self.db.begin_read()?;
+        ReadTables::open(&txn)?.len()
+    }
+
+    /// Whether the database holds no document.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// A query for near-duplicates of a text.
+    pub fn query(&self, text: &str) -> Query<'_> {
+        Query::new(self, QueryInput::Text(text.to_owned()))
+    }
+
+    /// A query for near-duplicates of an item set.
+    pub fn query_items<T: AsRef<[u8]>>(&self, items: &[T]) -> Query<'_> {
+        let items = items.iter().map(|i| i.as_ref().to_vec()).collect();
+        Query::new(self, QueryInput::Items(items))
+    }
+
+    /// A query for near-duplicates of the stored document `key` (which is
+    /// itself left out of the hits).
+    pub fn query_key(&self, key: &str) -> Query<'_> {
+        Query::new(self, QueryInput::Key(key.to_owned()))
+    }
+
+    /// A write transaction committing many operations at once.
+    pub fn batch(&self) -> Result<Batch<'_>> {
+        self.check_poisoned()?;
+        Ok(Batch::new(self, self.db.begin_write()?))
+    }
+
+    /// Runs `f` in a write transaction and commits it durably. Any failure
+    /// after the transaction began poisons the handle.
+    fn write<T>(&self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
+        self.check_poisoned()?;
+        let txn = self.db.begin_write()?;
+        let result = (|| {
+            let out = {
+                let mut writer = Writer::open(&txn, &self.pipeline)?;
+                let out = f(&mut writer)?;
+                writer.finish()?;
+                out
+            };
+            txn.commit()?;
+            Ok(out)
+        })();
+        result.map_err(|e| self.poison(e))
+    }
+
+    pub(crate) fn check_poisoned(&self) -> Result<()> {
+        match &*self.poisoned.lock() {
+            Some(reason) => Err(Error::Poisoned(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records `err` as the reason to refuse further writes, when it is a
+    /// failure of storage rather than a rejected input.
+    pub(crate) fn poison(&self, err: Error) -> Error {
+        if matches!(err, Error::Storage(_) | Error::Io(_) | Error::Corrupted(_)) {
+            *self.poisoned.lock() = Some(err.to_string());
+        }
+        err
+    }
+
+    pub(crate) fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    pub(crate) fn redb(&self) -> &redb::Database {
+        &self.db
+    }
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("path", &self.path)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}

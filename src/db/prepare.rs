@@ -1,0 +1,265 @@
+//! The write pipeline before storage: a document becomes its shingle set,
+//! signature, band keys and SimHash blocks.
+//!
+//! [`Pipeline`] is built once from the stored settings and is pure CPU work,
+//! so bulk loads run it on every core before the single writer stores the
+//! results.
+
+use crate::config::Settings;
+use crate::shingle::{ShingleSet, Shingler};
+use crate::sketch::lsh::Banding;
+use crate::sketch::minhash::MinHasher;
+use crate::sketch::simhash::{self, Weighting};
+use crate::store::codec::{self, DocRecord, SignatureRecord};
+use crate::store::tables::Encoded;
+use crate::{Error, Result};
+
+/// The longest accepted external key, in bytes of UTF-8.
+pub const MAX_KEY_BYTES: usize = 4096;
+
+/// The largest accepted document: bytes of text, or total bytes of items.
+pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
+/// What a document is: text to shingle, or a set of items (a customer's
+/// purchases, a film's raters) hashed whole.
+#[derive(Debug, Clone, Copy)]
+pub enum Document<'a> {
+    /// Text, normalised and shingled by the database's settings.
+    Text(&'a str),
+    /// Items, each hashed whole with the database's shingle seed.
+    Items(&'a [&'a [u8]]),
+}
+
+impl<'a> From<&'a str> for Document<'a> {
+    fn from(text: &'a str) -> Self {
+        Document::Text(text)
+    }
+}
+
+impl<'a> From<&'a String> for Document<'a> {
+    fn from(text: &'a String) -> Self {
+        Document::Text(text)
+    }
+}
+
+impl<'a> From<&'a [&'a [u8]]> for Document<'a> {
+    fn from(items: &'a [&'a [u8]]) -> Self {
+        Document::Items(items)
+    }
+}
+
+impl Document<'_> {
+    fn size(&self) -> usize {
+        match self {
+            Document::Text(text) => text.len(),
+            Document::Items(items) => items.iter().map(|i| i.len()).sum(),
+        }
+    }
+}
+
+/// A document ready to store.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// External key.
+    pub key: String,
+    /// Sorted, distinct shingle hashes.
+    pub set: Vec<u32>,
+    /// MinHash signature.
+    pub signature: Vec<u32>,
+    /// One key per band.
+    pub band_keys: Vec<u64>,
+    /// SimHash fingerprint, when the index is on.
+    pub simhash: Option<u64>,
+    /// SimHash block values (empty when off).
+    pub blocks: Vec<u64>,
+    /// Raw text, when the database keeps it.
+    pub text: Option<String>,
+}
+
+impl Prepared {
+    /// The stored records.
+    pub fn encode(&self) -> Encoded<'_> {
+        Encoded {
+            key: &self.key,
+            doc: codec::encode_doc(&DocRecord {
+                key: self.key.clone(),
+                text: self.text.clone(),
+            }),
+            set: codec::encode_set(&self.set),
+            signature: codec::encode_signature(
+                u32::try_from(self.set.len()).unwrap_or(u32::MAX),
+                self.simhash,
+                &self.signature,
+            ),
+            band_keys: &self.band_keys,
+            blocks: &self.blocks,
+        }
+    }
+}
+
+/// The sketches of a query document.
+#[derive(Debug, Clone, Default)]
+pub struct Sketch {
+    /// Sorted, distinct shingle hashes.
+    pub set: Vec<u32>,
+    /// MinHash signature.
+    pub signature: Vec<u32>,
+    /// One key per band.
+    pub band_keys: Vec<u64>,
+    /// SimHash fingerprint (always computed for queries).
+    pub simhash: u64,
+}
+
+/// Shingler, hasher and banding of one database.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    shingler: Shingler,
+    hasher: MinHasher,
+    banding: Banding,
+    simhash_blocks: Option<u32>,
+    store_text: bool,
+}
+
+impl Pipeline {
+    /// The pipeline for stored settings.
+    pub fn new(settings: &Settings) -> Result<Self> {
+        Ok(Self {
+            shingler: Shingler::new(settings.shingle.clone())?,
+            hasher: MinHasher::new(settings.minhash)?,
+            banding: settings.banding()?,
+            simhash_blocks: settings.simhash_blocks,
+            store_text: settings.store_text,
+        })
+    }
+
+    /// The banding in force.
+    pub fn banding(&self) -> Banding {
+        self.banding
+    }
+
+    /// The signature length.
+    pub fn num_perm(&self) -> usize {
+        self.hasher.config().num_perm
+    }
+
+    /// Whether signatures use independent permutations (whose agreement is a
+    /// binomial estimate at every set size).
+    pub fn is_permutation_scheme(&self) -> bool {
+        self.hasher.config().scheme == crate::sketch::minhash::Scheme::Permutations
+    }
+
+    /// Checks a key against the documented limits.
+    pub fn check_key(key: &str) -> Result<()> {
+        if key.is_empty() || key.len() > MAX_KEY_BYTES {
+            return Err(Error::InvalidKey {
+                len: key.len(),
+                max: MAX_KEY_BYTES,
+            });
+        }
+        Ok(())
+    }
+
+    /// The shingle set and SimHash of a document.
+    fn shingle(&self, key: &str, doc: Document<'_>) -> Result<(Vec<u32>, u64)> {
+        let size = doc.size();
+        if size > MAX_DOCUMENT_BYTES {
+            return Err(Error::DocumentTooLarge {
+                key: key.to_owned(),
+                len: size,
+                max: MAX_DOCUMENT_BYTES,
+            });
+        }
+        let (set, simhash) = match doc {
+            Document::Text(text) => {
+                let bag = self.shingler.bag(text);
+                let simhash = simhash::from_bag(bag.as_slice(), Weighting::TermFrequency);
+                (bag.to_set().into_vec(), simhash)
+            }
+            Document::Items(items) => {
+                let set = crate::shingle::item_set(items.iter(), self.shingler.config().seed);
+                let simhash = simhash::from_bag(set.as_slice(), Weighting::Unit);
+                (set.into_vec(), simhash)
+            }
+        };
+        if set.is_empty() {
+            return Err(Error::EmptyDocument {
+                key: key.to_owned(),
+            });
+        }
+        Ok((set, simhash))
+    }
+
+    /// Everything stored for `doc` under `key`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`], [`Error::DocumentTooLarge`],
+    /// [`Error::EmptyDocument`].
+    pub fn prepare(&self, key: &str, doc: Document<'_>) -> Result<Prepared> {
+        Self::check_key(key)?;
+        let (set, fingerprint) = self.shingle(key, doc)?;
+        let signature = self.hasher.signature(&set);
+        let mut band_keys = Vec::with_capacity(self.banding.bands());
+        self.banding.band_keys(&signature, &mut band_keys);
+        let simhash = self.simhash_blocks.map(|_| fingerprint);
+        let mut blocks = Vec::new();
+        self.simhash_blocks_into(simhash, &mut blocks);
+        let text = match doc {
+            Document::Text(text) if self.store_text => Some(text.to_owned()),
+            _ => None,
+        };
+        Ok(Prepared {
+            key: key.to_owned(),
+            set,
+            signature,
+            band_keys,
+            simhash,
+            blocks,
+            text,
+        })
+    }
+
+    /// The sketch of a query document (no key limits apply).
+    pub fn sketch(&self, doc: Document<'_>) -> Result<Sketch> {
+        let (set, simhash) = self.shingle("(query)", doc)?;
+        Ok(self.sketch_of_set(ShingleSet::from_hashes(set), simhash))
+    }
+
+    /// The sketch of an already shingled set.
+    pub fn sketch_of_set(&self, set: ShingleSet, simhash: u64) -> Sketch {
+        let set = set.into_vec();
+        let signature = self.hasher.signature(&set);
+        let mut band_keys = Vec::new();
+        self.banding.band_keys(&signature, &mut band_keys);
+        Sketch {
+            set,
+            signature,
+            band_keys,
+            simhash,
+        }
+    }
+
+    /// The band keys and SimHash blocks of a stored signature record: what
+    /// removal, re-banding and `check` recompute instead of storing.
+    pub fn index_keys(
+        &self,
+        record: &SignatureRecord,
+        band_keys: &mut Vec<u64>,
+        blocks: &mut Vec<u64>,
+    ) {
+        self.banding.band_keys(&record.values, band_keys);
+        self.simhash_blocks_into(record.simhash, blocks);
+    }
+
+    /// The block values of a fingerprint (nothing when the index is off).
+    pub fn simhash_blocks_into(&self, simhash: Option<u64>, out: &mut Vec<u64>) {
+        out.clear();
+        if let (Some(count), Some(fp)) = (self.simhash_blocks, simhash) {
+            out.extend((0..count).filter_map(|i| simhash::block(fp, i, count).ok()));
+        }
+    }
+
+    /// The number of SimHash blocks, when the index is on.
+    pub fn simhash_blocks(&self) -> Option<u32> {
+        self.simhash_blocks
+    }
+}

@@ -1,0 +1,97 @@
+//! The operations of one write transaction: insert, replace, remove, and
+//! dedup-on-write, with the document-id counter.
+
+use super::{Pipeline, Unique};
+use crate::db::prepare::Prepared;
+use crate::query::plan::{self, PlanOptions};
+use crate::store::meta;
+use crate::store::schema::{meta_keys, META};
+use crate::store::tables::{Reader, WriteTables};
+use crate::Result;
+use redb::{Table, WriteTransaction};
+
+/// The tables of a write transaction and the pipeline that derives index
+/// keys.
+pub(crate) struct Writer<'t, 'p> {
+    tables: WriteTables<'t>,
+    meta: Table<'t, &'static str, &'static [u8]>,
+    next_id: u64,
+    pipeline: &'p Pipeline,
+}
+
+impl<'t, 'p> Writer<'t, 'p> {
+    pub fn open(txn: &'t WriteTransaction, pipeline: &'p Pipeline) -> Result<Self> {
+        let meta_table = txn.open_table(META)?;
+        let next_id = meta::read_u64(&meta_table, meta_keys::NEXT_ID)?.max(1);
+        Ok(Self {
+            tables: WriteTables::open(txn)?,
+            meta: meta_table,
+            next_id,
+            pipeline,
+        })
+    }
+
+    /// Stores `doc`, replacing the document under the same key (which keeps
+    /// its id). Returns true when it replaced one.
+    pub fn insert(&mut self, doc: &Prepared) -> Result<bool> {
+        let existing = self.tables.id_of(&doc.key)?;
+        let id = match existing {
+            Some(id) => {
+                let pipeline = self.pipeline;
+                self.tables
+                    .delete(id, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
+                id
+            }
+            None => {
+                let id = self.next_id;
+                self.next_id += 1;
+                id
+            }
+        };
+        self.tables.put(id, &doc.encode())?;
+        Ok(existing.is_some())
+    }
+
+    /// Removes the document under `key`; false when there is none.
+    pub fn remove(&mut self, key: &str) -> Result<bool> {
+        let Some(id) = self.tables.id_of(key)? else {
+            return Ok(false);
+        };
+        let pipeline = self.pipeline;
+        self.tables
+            .delete(id, key, |r, b, s| pipeline.index_keys(r, b, s))?;
+        Ok(true)
+    }
+
+    /// Inserts `doc` unless a stored document other than its own key is a
+    /// near-duplicate at `threshold` or above.
+    pub fn insert_unique(&mut self, doc: &Prepared, threshold: f64) -> Result<Unique> {
+        let sketch = crate::db::prepare::Sketch {
+            set: doc.set.clone(),
+            signature: doc.signature.clone(),
+            band_keys: doc.band_keys.clone(),
+            simhash: doc.simhash.unwrap_or(0),
+        };
+        let own_id = self.tables.id_of(&doc.key)?;
+        let options = PlanOptions {
+            threshold,
+            limit: Some(1),
+            exclude: own_id,
+            ..PlanOptions::default()
+        };
+        let planned = plan::run(&self.tables, self.pipeline, &sketch, &options)?;
+        if let Some(hit) = plan::resolve(&self.tables, planned.hits)?
+            .into_iter()
+            .next()
+        {
+            return Ok(Unique::Duplicate(hit));
+        }
+        self.insert(doc)?;
+        Ok(Unique::Inserted)
+    }
+
+    /// Writes the id counter; call before committing.
+    pub fn finish(mut self) -> Result<()> {
+        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
+    }
+}

@@ -1,0 +1,197 @@
+//! All verified near-duplicate pairs of a database, and the groups
+//! (connected components) they form.
+//!
+//! Pairs stream from one read snapshot: documents are visited in id order,
+//! each one's band keys are recomputed from its stored signature, and only
+//! postings with a *larger* id are read, so every pair is found once and
+//! memory holds one document's candidates at a time. Groups keep a
+//! union-find over the documents that appear in some pair, not the index.
+
+use crate::db::Database;
+use crate::sketch::measures::jaccard;
+use crate::store::codec::{decode_signature, SignatureRecord};
+use crate::store::tables::{context, Postings, ReadTables, Reader};
+use crate::{Error, Result};
+use redb::{ReadableDatabase, ReadableTable};
+use std::collections::HashMap;
+
+/// A verified near-duplicate pair; `a` was stored before `b`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// One document's key.
+    pub a: String,
+    /// The other document's key.
+    pub b: String,
+    /// Exact Jaccard similarity.
+    pub similarity: f64,
+}
+
+/// Near-duplicate groups.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Groups {
+    /// Each group's members as (key, best similarity to another member),
+    /// best first; groups largest first.
+    pub groups: Vec<Vec<(String, f64)>>,
+    /// Verified pairs the groups were built from.
+    pub pairs: u64,
+}
+
+impl Database {
+    /// Calls `emit` for every pair of stored documents with verified Jaccard
+    /// similarity ≥ `threshold`; stops early when `emit` returns false.
+    /// Returns the number of pairs emitted.
+    ///
+    /// Pairs below the index threshold are found with the probability the
+    /// banding gives them (see [`crate::sketch::lsh::candidate_probability`]).
+    pub fn pairs(&self, threshold: f64, mut emit: impl FnMut(Pair) -> bool) -> Result<u64> {
+        let mut keys = KeyCache::default();
+        self.pair_ids(threshold, |tables, a, b, similarity| {
+            let pair = Pair {
+                a: keys.key(tables, a)?,
+                b: keys.key(tables, b)?,
+                similarity,
+            };
+            Ok(emit(pair))
+        })
+    }
+
+    /// Groups the documents into near-duplicate clusters: the connected
+    /// components of the pairs at `threshold`.
+    pub fn groups(&self, threshold: f64) -> Result<Groups> {
+        let mut parent: HashMap<u64, u64> = HashMap::new();
+        let mut best: HashMap<u64, f64> = HashMap::new();
+        let mut names: HashMap<u64, String> = HashMap::new();
+        let mut keys = KeyCache::default();
+        let pairs = self.pair_ids(threshold, |tables, a, b, similarity| {
+            for id in [a, b] {
+                if let std::collections::hash_map::Entry::Vacant(slot) = names.entry(id) {
+                    slot.insert(keys.key(tables, id)?);
+                }
+                let entry = best.entry(id).or_insert(similarity);
+                *entry = entry.max(similarity);
+            }
+            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+            if ra != rb {
+                parent.insert(ra.max(rb), ra.min(rb));
+            }
+            Ok(true)
+        })?;
+        let mut members: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut ids: Vec<u64> = names.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let root = find(&mut parent, id);
+            members.entry(root).or_default().push(id);
+        }
+        let mut groups: Vec<Vec<(String, f64)>> = members
+            .into_values()
+            .map(|ids| {
+                let mut group: Vec<(String, f64)> = ids
+                    .into_iter()
+                    .map(|id| {
+                        let name = names.get(&id).cloned().unwrap_or_default();
+                        (name, best.get(&id).copied().unwrap_or(0.0))
+                    })
+                    .collect();
+                group.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+                group
+            })
+            .collect();
+        groups.sort_by(|x, y| y.len().cmp(&x.len()).then_with(|| x[0].0.cmp(&y[0].0)));
+        Ok(Groups { groups, pairs })
+    }
+
+    /// The engine of [`Database::pairs`]: calls `emit(tables, a, b, sim)`
+    /// with document ids, a < b.
+    fn pair_ids(
+        &self,
+        threshold: f64,
+        mut emit: impl FnMut(&ReadTables, u64, u64, f64) -> Result<bool>,
+    ) -> Result<u64> {
+        crate::config::check_threshold("threshold", threshold)?;
+        let txn = self.redb().begin_read()?;
+        let tables = ReadTables::open(&txn)?;
+        let pipeline = self.pipeline();
+        let (mut record, mut band_keys, mut own_set, mut other_set) = (
+            SignatureRecord::default(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
+        let mut candidates = Vec::new();
+        let mut count = 0;
+        for entry in tables.sigs.iter()? {
+            let (id, bytes) = entry?;
+            let id = id.value();
+            decode_signature(bytes.value(), &mut record)
+                .map_err(|e| context(e, "signature", id))?;
+            pipeline.banding().band_keys(&record.values, &mut band_keys);
+            candidates.clear();
+            for (band, &key) in band_keys.iter().enumerate() {
+                tables.postings(
+                    Postings::Buckets,
+                    band as u32,
+                    key,
+                    Some(id),
+                    usize::MAX,
+                    &mut candidates,
+                )?;
+            }
+            if candidates.is_empty() {
+                continue;
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            if !tables.set_into(id, &mut own_set)? {
+                continue;
+            }
+            for &other in &candidates {
+                if !tables.set_into(other, &mut other_set)? {
+                    continue;
+                }
+                let similarity = jaccard(&own_set, &other_set);
+                if similarity >= threshold {
+                    count += 1;
+                    if !emit(&tables, id, other, similarity)? {
+                        return Ok(count);
+                    }
+                }
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// The last few id → key look-ups (pairs repeat the same document).
+#[derive(Default)]
+struct KeyCache {
+    last: Option<(u64, String)>,
+}
+
+impl KeyCache {
+    fn key(&mut self, tables: &ReadTables, id: u64) -> Result<String> {
+        if let Some((cached, key)) = &self.last {
+            if *cached == id {
+                return Ok(key.clone());
+            }
+        }
+        let doc = tables
+            .doc(id)?
+            .ok_or_else(|| Error::corrupted(format!("posting points at missing document {id}")))?;
+        self.last = Some((id, doc.key.clone()));
+        Ok(doc.key)
+    }
+}
+
+/// Union-find root with path halving.
+fn find(parent: &mut HashMap<u64, u64>, mut id: u64) -> u64 {
+    while let Some(&p) = parent.get(&id) {
+        if p == id {
+            break;
+        }
+        let grand = parent.get(&p).copied().unwrap_or(p);
+        parent.insert(id, grand);
+        id = p;
+    }
+    id
+}

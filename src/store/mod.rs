@@ -1,0 +1,7 @@
+//! Storage: the redb schema, record codecs, format versioning, and the
+//! record-level reads and writes of a transaction.
+
+pub mod codec;
+pub(crate) mod meta;
+pub mod schema;
+pub(crate) mod tables;

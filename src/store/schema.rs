@@ -1,0 +1,48 @@
+//! The redb tables of an lshdb file and the format version.
+//!
+//! `docs/format.md` describes each table, key and value encoding. Any change
+//! here is a format change: bump [`FORMAT_VERSION`].
+
+use redb::TableDefinition;
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The value of `meta["format"]`: this magic followed by the format version
+/// as u32 little-endian.
+pub const FORMAT_MAGIC: &[u8; 8] = b"lshdb\0\0\0";
+
+/// The first bytes of every redb file (redb's own magic number).
+pub const REDB_MAGIC: &[u8; 9] = b"redb\x1a\x0a\xa9\x0d\x0a";
+
+/// Metadata: `format` (magic + version), `settings` (a `Tag::Config` record
+/// holding postcard-encoded [`crate::Settings`]), `next_id` (u64 LE).
+pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+
+/// External key → internal document id.
+pub const KEYS: TableDefinition<&str, u64> = TableDefinition::new("keys");
+
+/// Document id → `Tag::Doc` record (external key, optional raw text).
+pub const DOCS: TableDefinition<u64, &[u8]> = TableDefinition::new("docs");
+
+/// Document id → `Tag::Set` record (sorted shingle hashes, delta + varint).
+pub const SETS: TableDefinition<u64, &[u8]> = TableDefinition::new("sets");
+
+/// Document id → `Tag::Signature` record (set size, SimHash, MinHash values).
+pub const SIGS: TableDefinition<u64, &[u8]> = TableDefinition::new("sigs");
+
+/// MinHash LSH postings: (band, band key, document id) → ().
+pub const BUCKETS: TableDefinition<(u32, u64, u64), ()> = TableDefinition::new("buckets");
+
+/// SimHash block postings: (block index, block value, document id) → ().
+pub const BLOCKS: TableDefinition<(u32, u64, u64), ()> = TableDefinition::new("simhash_blocks");
+
+/// Key names in [`META`].
+pub mod meta_keys {
+    /// Magic and format version.
+    pub const FORMAT: &str = "format";
+    /// The stored settings.
+    pub const SETTINGS: &str = "settings";
+    /// The next document id to hand out.
+    pub const NEXT_ID: &str = "next_id";
+}

@@ -1,0 +1,253 @@
+//! The open tables of one transaction, and the record-level reads and
+//! writes on them.
+//!
+//! [`Tables`] is generic over redb's read-only and writable table types, so
+//! the query planner runs unchanged inside a read transaction (queries) and
+//! inside a write transaction (`insert_unique`). Writes exist only on
+//! [`WriteTables`].
+
+use crate::store::codec::{self, DocRecord, SignatureRecord};
+use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, SETS, SIGS};
+use crate::{Error, Result};
+use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, Table, WriteTransaction};
+
+/// One transaction's view of the document and index tables.
+pub struct Tables<K, D, S, G, B, H> {
+    /// External key → id.
+    pub keys: K,
+    /// Id → document record.
+    pub docs: D,
+    /// Id → shingle set record.
+    pub sets: S,
+    /// Id → signature record.
+    pub sigs: G,
+    /// MinHash postings.
+    pub buckets: B,
+    /// SimHash block postings.
+    pub blocks: H,
+}
+
+type Bytes = &'static [u8];
+type Posting = (u32, u64, u64);
+
+/// Tables of a read transaction.
+pub type ReadTables = Tables<
+    ReadOnlyTable<&'static str, u64>,
+    ReadOnlyTable<u64, Bytes>,
+    ReadOnlyTable<u64, Bytes>,
+    ReadOnlyTable<u64, Bytes>,
+    ReadOnlyTable<Posting, ()>,
+    ReadOnlyTable<Posting, ()>,
+>;
+
+/// Tables of a write transaction.
+pub type WriteTables<'t> = Tables<
+    Table<'t, &'static str, u64>,
+    Table<'t, u64, Bytes>,
+    Table<'t, u64, Bytes>,
+    Table<'t, u64, Bytes>,
+    Table<'t, Posting, ()>,
+    Table<'t, Posting, ()>,
+>;
+
+impl ReadTables {
+    /// Opens every table in a read transaction.
+    pub fn open(txn: &ReadTransaction) -> Result<Self> {
+        Ok(Tables {
+            keys: txn.open_table(KEYS)?,
+            docs: txn.open_table(DOCS)?,
+            sets: txn.open_table(SETS)?,
+            sigs: txn.open_table(SIGS)?,
+            buckets: txn.open_table(BUCKETS)?,
+            blocks: txn.open_table(BLOCKS)?,
+        })
+    }
+}
+
+/// Which posting table a look-up reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Postings {
+    /// MinHash band buckets.
+    Buckets,
+    /// SimHash blocks.
+    Blocks,
+}
+
+/// Record-level reads, for any transaction.
+pub trait Reader {
+    /// The id of an external key.
+    fn id_of(&self, key: &str) -> Result<Option<u64>>;
+    /// The document record of an id.
+    fn doc(&self, id: u64) -> Result<Option<DocRecord>>;
+    /// Decodes the shingle set of `id` into `out`; false when absent.
+    fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool>;
+    /// Decodes the signature record of `id` into `out`; false when absent.
+    fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool>;
+    /// Appends to `out` the ids posted under (`index`, `key`) that are
+    /// greater than `after`, ascending, at most `cap` of them. Returns true
+    /// when the list was cut at `cap`.
+    fn postings(
+        &self,
+        table: Postings,
+        index: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool>;
+    /// The number of stored documents.
+    fn len(&self) -> Result<u64>;
+}
+
+impl<K, D, S, G, B, H> Reader for Tables<K, D, S, G, B, H>
+where
+    K: ReadableTable<&'static str, u64>,
+    D: ReadableTable<u64, Bytes>,
+    S: ReadableTable<u64, Bytes>,
+    G: ReadableTable<u64, Bytes>,
+    B: ReadableTable<Posting, ()>,
+    H: ReadableTable<Posting, ()>,
+{
+    fn id_of(&self, key: &str) -> Result<Option<u64>> {
+        Ok(self.keys.get(key)?.map(|v| v.value()))
+    }
+
+    fn doc(&self, id: u64) -> Result<Option<DocRecord>> {
+        match self.docs.get(id)? {
+            None => Ok(None),
+            Some(v) => codec::decode_doc(v.value())
+                .map(Some)
+                .map_err(|e| context(e, "document", id)),
+        }
+    }
+
+    fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
+        match self.sets.get(id)? {
+            None => Ok(false),
+            Some(v) => codec::decode_set_into(v.value(), out)
+                .map(|()| true)
+                .map_err(|e| context(e, "shingle set", id)),
+        }
+    }
+
+    fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
+        match self.sigs.get(id)? {
+            None => Ok(false),
+            Some(v) => codec::decode_signature(v.value(), out)
+                .map(|()| true)
+                .map_err(|e| context(e, "signature", id)),
+        }
+    }
+
+    fn postings(
+        &self,
+        table: Postings,
+        index: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool> {
+        let start = match after {
+            Some(id) if id == u64::MAX => return Ok(false),
+            Some(id) => id + 1,
+            None => 0,
+        };
+        let range = (index, key, start)..=(index, key, u64::MAX);
+        let iter = match table {
+            Postings::Buckets => self.buckets.range(range)?,
+            Postings::Blocks => self.blocks.range(range)?,
+        };
+        for (taken, entry) in iter.enumerate() {
+            if taken == cap {
+                return Ok(true);
+            }
+            out.push(entry?.0.value().2);
+        }
+        Ok(false)
+    }
+
+    fn len(&self) -> Result<u64> {
+        Ok(self.docs.len()?)
+    }
+}
+
+/// Adds the record and id to a decoding error's message.
+pub(crate) fn context(err: Error, what: &str, id: u64) -> Error {
+    match err {
+        Error::Corrupted(msg) => Error::Corrupted(format!("{what} record of document {id}: {msg}")),
+        other => other,
+    }
+}
+
+/// Everything stored for one document, encoded and ready to write.
+pub struct Encoded<'a> {
+    /// External key.
+    pub key: &'a str,
+    /// `Tag::Doc` record.
+    pub doc: Vec<u8>,
+    /// `Tag::Set` record.
+    pub set: Vec<u8>,
+    /// `Tag::Signature` record.
+    pub signature: Vec<u8>,
+    /// One key per band.
+    pub band_keys: &'a [u64],
+    /// One value per SimHash block (empty when the index is off).
+    pub blocks: &'a [u64],
+}
+
+impl<'t> WriteTables<'t> {
+    /// Opens (creating when absent) every table in a write transaction.
+    pub fn open(txn: &'t WriteTransaction) -> Result<Self> {
+        Ok(Tables {
+            keys: txn.open_table(KEYS)?,
+            docs: txn.open_table(DOCS)?,
+            sets: txn.open_table(SETS)?,
+            sigs: txn.open_table(SIGS)?,
+            buckets: txn.open_table(BUCKETS)?,
+            blocks: txn.open_table(BLOCKS)?,
+        })
+    }
+
+    /// Stores a document under `id` with its postings. The id must be free
+    /// (remove the old version first).
+    pub fn put(&mut self, id: u64, doc: &Encoded<'_>) -> Result<()> {
+        self.keys.insert(doc.key, id)?;
+        self.docs.insert(id, doc.doc.as_slice())?;
+        self.sets.insert(id, doc.set.as_slice())?;
+        self.sigs.insert(id, doc.signature.as_slice())?;
+        for (band, &key) in doc.band_keys.iter().enumerate() {
+            self.buckets.insert((band as u32, key, id), ())?;
+        }
+        for (block, &value) in doc.blocks.iter().enumerate() {
+            self.blocks.insert((block as u32, value, id), ())?;
+        }
+        Ok(())
+    }
+
+    /// Removes document `id` stored under `key` and its postings, which are
+    /// recomputed from the stored signature with `index_keys`.
+    pub fn delete(
+        &mut self,
+        id: u64,
+        key: &str,
+        index_keys: impl Fn(&SignatureRecord, &mut Vec<u64>, &mut Vec<u64>),
+    ) -> Result<()> {
+        let mut record = SignatureRecord::default();
+        if self.signature_into(id, &mut record)? {
+            let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
+            index_keys(&record, &mut band_keys, &mut blocks);
+            for (band, &bucket) in band_keys.iter().enumerate() {
+                self.buckets.remove((band as u32, bucket, id))?;
+            }
+            for (block, &value) in blocks.iter().enumerate() {
+                self.blocks.remove((block as u32, value, id))?;
+            }
+        }
+        self.keys.remove(key)?;
+        self.docs.remove(id)?;
+        self.sets.remove(id)?;
+        self.sigs.remove(id)?;
+        Ok(())
+    }
+}
