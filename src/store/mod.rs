@@ -2,6 +2,6 @@
 //! record-level reads and writes of a transaction.
 
 pub mod codec;
-pub(crate) mod meta;
+pub mod meta;
 pub mod schema;
 pub(crate) mod tables;
