@@ -44,7 +44,7 @@ pub mod store;
 
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
-    Batch, BulkOptions, BulkReport, CheckReport, Database, Document, OpenOptions, Stats,
+    AsDocument, Batch, BulkOptions, BulkReport, CheckReport, Database, Document, DocumentBuf, ExportedDocument, OpenOptions, Stats,
     StoredDocument, Unique, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES,
 };
 pub use error::{Error, Result};

@@ -8,6 +8,49 @@ use super::Database;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
+/// Anything a bulk load can index: text (`String`, `&str`), pre-hashed
+/// shingles (`Vec<u32>`), or a mix ([`DocumentBuf`]).
+pub trait AsDocument {
+    /// The document to index.
+    fn as_document(&self) -> Document<'_>;
+}
+
+impl AsDocument for String {
+    fn as_document(&self) -> Document<'_> {
+        Document::Text(self)
+    }
+}
+
+impl AsDocument for &str {
+    fn as_document(&self) -> Document<'_> {
+        Document::Text(self)
+    }
+}
+
+impl AsDocument for Vec<u32> {
+    fn as_document(&self) -> Document<'_> {
+        Document::Shingles(self)
+    }
+}
+
+/// An owned document of either kind, for inputs that mix them (imports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocumentBuf {
+    /// Text.
+    Text(String),
+    /// Pre-hashed shingles.
+    Shingles(Vec<u32>),
+}
+
+impl AsDocument for DocumentBuf {
+    fn as_document(&self) -> Document<'_> {
+        match self {
+            DocumentBuf::Text(text) => Document::Text(text),
+            DocumentBuf::Shingles(hashes) => Document::Shingles(hashes),
+        }
+    }
+}
+
 /// How a bulk load runs.
 #[derive(Debug, Clone)]
 pub struct BulkOptions {
@@ -59,7 +102,7 @@ impl Database {
     where
         I: IntoIterator<Item = (K, T)>,
         K: AsRef<str> + Send,
-        T: AsRef<str> + Send,
+        T: AsDocument + Send,
     {
         self.check_poisoned()?;
         let chunk_size = options.batch.max(1);
@@ -94,17 +137,14 @@ impl Database {
     fn prepare_chunk<K, T>(&self, chunk: Vec<(K, T)>) -> Vec<(String, Result<Prepared>)>
     where
         K: AsRef<str> + Send,
-        T: AsRef<str> + Send,
+        T: AsDocument + Send,
     {
         let pipeline = self.pipeline();
         chunk
             .into_par_iter()
-            .map(|(key, text)| {
+            .map(|(key, doc)| {
                 let key = key.as_ref();
-                (
-                    key.to_owned(),
-                    pipeline.prepare(key, Document::Text(text.as_ref())),
-                )
+                (key.to_owned(), pipeline.prepare(key, doc.as_document()))
             })
             .collect()
     }

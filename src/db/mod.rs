@@ -13,7 +13,7 @@ pub(crate) mod prepare;
 mod writer;
 
 pub use batch::Batch;
-pub use bulk::{BulkOptions, BulkReport};
+pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf};
 pub use maintain::{CheckReport, Stats};
 pub use open::OpenOptions;
 pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
@@ -64,6 +64,17 @@ pub struct StoredDocument {
     pub shingles: usize,
     /// SimHash fingerprint, when the SimHash index is on.
     pub simhash: Option<u64>,
+}
+
+/// A document as [`Database::for_each`] yields it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportedDocument {
+    /// External key.
+    pub key: String,
+    /// Raw text, when the database stores text.
+    pub text: Option<String>,
+    /// The sorted, distinct shingle hashes.
+    pub shingles: Vec<u32>,
 }
 
 /// What [`Database::insert_unique`] did.
@@ -165,6 +176,34 @@ impl Database {
             shingles: signature.set_len as usize,
             simhash: signature.simhash,
         }))
+    }
+
+    /// Calls `f` with every stored document in key order, from one snapshot,
+    /// with its shingle set; stops when `f` returns false. Export and
+    /// incremental scans build on this.
+    pub fn for_each(&self, mut f: impl FnMut(ExportedDocument) -> bool) -> Result<()> {
+        use redb::ReadableTable;
+        let txn = self.db.begin_read()?;
+        let tables = ReadTables::open(&txn)?;
+        for entry in tables.keys.iter()? {
+            let (key, id) = entry?;
+            let (key, id) = (key.value().to_owned(), id.value());
+            let doc = tables
+                .doc(id)?
+                .ok_or_else(|| Error::corrupted(format!("key `{key}` points at missing document {id}")))?;
+            let mut shingles = Vec::new();
+            if !tables.set_into(id, &mut shingles)? {
+                return Err(Error::corrupted(format!("document {id} has no shingle set")));
+            }
+            if !f(ExportedDocument {
+                key,
+                text: doc.text,
+                shingles,
+            }) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Whether a document is stored under `key`.

@@ -28,6 +28,9 @@ pub enum Document<'a> {
     Text(&'a str),
     /// Items, each hashed whole with the database's shingle seed.
     Items(&'a [&'a [u8]]),
+    /// Shingle hashes computed elsewhere (an export, another tool), used
+    /// as they are: sorted and de-duplicated, never re-hashed.
+    Shingles(&'a [u32]),
 }
 
 impl<'a> From<&'a str> for Document<'a> {
@@ -53,6 +56,7 @@ impl Document<'_> {
         match self {
             Document::Text(text) => text.len(),
             Document::Items(items) => items.iter().map(|i| i.len()).sum(),
+            Document::Shingles(hashes) => hashes.len() * 4,
         }
     }
 }
@@ -177,6 +181,11 @@ impl Pipeline {
             }
             Document::Items(items) => {
                 let set = crate::shingle::item_set(items.iter(), self.shingler.config().seed);
+                let simhash = simhash::from_bag(set.as_slice(), Weighting::Unit);
+                (set.into_vec(), simhash)
+            }
+            Document::Shingles(hashes) => {
+                let set = ShingleSet::from_hashes(hashes.to_vec());
                 let simhash = simhash::from_bag(set.as_slice(), Weighting::Unit);
                 (set.into_vec(), simhash)
             }

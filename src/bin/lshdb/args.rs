@@ -1,6 +1,9 @@
-//! Argument types shared by several commands.
+//! Argument types and helpers shared by several commands.
 
+use crate::CliError;
 use lshdb::shingle::ShingleKind;
+use lshdb::{Database, OpenOptions};
+use std::path::Path;
 
 /// Parses `char:K`, `word:K` or `stopword:K` (K optional: 5, 2 and 3).
 pub fn parse_shingle(s: &str) -> Result<ShingleKind, String> {
@@ -33,8 +36,19 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     if t > 0.0 && t < 1.0 {
         Ok(t)
     } else {
-        Err(format!(
-            "threshold must be strictly between 0 and 1, got {s}"
-        ))
+        Err(format!("threshold must be strictly between 0 and 1, got {s}"))
     }
+}
+
+/// Opens an existing database, with a clear message when the file is
+/// missing.
+pub fn open(path: &Path) -> Result<Database, CliError> {
+    if !path.exists() {
+        return crate::fail(format!(
+            "{} does not exist; create it with `lshdb create {}` or index a folder with `lshdb scan`",
+            path.display(),
+            path.display()
+        ));
+    }
+    Ok(Database::open_with(path, &OpenOptions::default())?)
 }

@@ -1,0 +1,240 @@
+//! Database administration: `create`, `stats`, `check`, `compact`,
+//! `rebuild`.
+
+use crate::args::{open, parse_shingle, parse_threshold};
+use crate::output::{json, line};
+use crate::{CmdResult, Outcome};
+use lshdb::shingle::ShingleKind;
+use lshdb::{Config, Database};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Create an empty database.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb create pages.lshdb --threshold 0.8 --shingle word:3 --store-text")]
+pub struct CreateArgs {
+    /// The database file to create (must not exist).
+    file: PathBuf,
+    /// Similarity threshold the index is tuned for.
+    #[arg(long, default_value = "0.8", value_parser = parse_threshold)]
+    threshold: f64,
+    /// Signature length (number of MinHash values).
+    #[arg(long, default_value_t = 128)]
+    num_perm: usize,
+    /// Number of LSH bands (with --rows; otherwise tuned from the threshold).
+    #[arg(long, requires = "rows")]
+    bands: Option<usize>,
+    /// Rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    rows: Option<usize>,
+    /// Shingling: char:K, word:K or stopword:K.
+    #[arg(long, default_value = "char:5", value_parser = parse_shingle)]
+    shingle: ShingleKind,
+    /// Turn on the SimHash index (Hamming search up to 3 bits).
+    #[arg(long)]
+    simhash: bool,
+    /// Keep each document's text (for `get` and `export`).
+    #[arg(long)]
+    store_text: bool,
+}
+
+pub fn create(args: &CreateArgs) -> CmdResult {
+    let mut config = Config::jaccard(args.threshold)
+        .num_perm(args.num_perm)
+        .shingle(args.shingle)
+        .store_text(args.store_text);
+    if let (Some(b), Some(r)) = (args.bands, args.rows) {
+        config = config.bands(b, r);
+    }
+    if args.simhash {
+        config = config.simhash(3);
+    }
+    let db = Database::create(&args.file, config)?;
+    let s = db.settings();
+    line(format_args!(
+        "created {}: {:?}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}",
+        args.file.display(),
+        s.shingle.kind,
+        s.minhash.num_perm,
+        s.bands,
+        s.rows,
+        s.threshold,
+        if s.simhash_blocks.is_some() { "on" } else { "off" },
+        if s.store_text { "stored" } else { "not stored" },
+    ));
+    Ok(Outcome::Ok)
+}
+
+/// Show documents, size on disk, configuration and bucket sizes.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb stats pages.lshdb --json")]
+pub struct StatsArgs {
+    /// The database file.
+    file: PathBuf,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn stats(args: &StatsArgs) -> CmdResult {
+    let db = open(&args.file)?;
+    let stats = db.stats()?;
+    let s = db.settings();
+    let per_doc = if stats.documents > 0 {
+        stats.file_bytes as f64 / stats.documents as f64
+    } else {
+        0.0
+    };
+    if args.json {
+        json(&json!({
+            "documents": stats.documents,
+            "file_bytes": stats.file_bytes,
+            "bytes_per_document": per_doc,
+            "mean_shingles": stats.mean_shingles,
+            "settings": {
+                "shingle": format!("{:?}", s.shingle.kind),
+                "num_perm": s.minhash.num_perm,
+                "scheme": format!("{:?}", s.minhash.scheme),
+                "threshold": s.threshold,
+                "bands": s.bands,
+                "rows": s.rows,
+                "simhash_max_distance": s.simhash_max_distance(),
+                "store_text": s.store_text,
+            },
+            "buckets": stats.buckets,
+            "postings": stats.postings,
+            "bucket_size_histogram": stats.histogram.iter().enumerate().map(|(i, n)| json!({
+                "min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n
+            })).collect::<Vec<_>>(),
+            "largest_buckets": stats.largest.iter().map(|(band, key, size)| json!({
+                "band": band, "key": format!("{key:016x}"), "documents": size
+            })).collect::<Vec<_>>(),
+        }));
+        return Ok(Outcome::Ok);
+    }
+    line(format_args!("file        {}", args.file.display()));
+    line(format_args!(
+        "documents   {} ({} bytes on disk, {per_doc:.0} per document; {:.1} shingles on average)",
+        stats.documents, stats.file_bytes, stats.mean_shingles
+    ));
+    line(format_args!(
+        "config      {:?}, {} {:?} values, {} bands × {} rows, threshold {}, SimHash {}, text {}",
+        s.shingle.kind,
+        s.minhash.num_perm,
+        s.minhash.scheme,
+        s.bands,
+        s.rows,
+        s.threshold,
+        s.simhash_max_distance()
+            .map_or("off".to_owned(), |d| format!("≤ {d} bits")),
+        if s.store_text { "stored" } else { "not stored" },
+    ));
+    line(format_args!(
+        "buckets     {} non-empty, {} postings",
+        stats.buckets, stats.postings
+    ));
+    for (i, n) in stats.histogram.iter().enumerate() {
+        let (lo, hi) = (1u64 << i, (1u64 << (i + 1)) - 1);
+        line(format_args!("  size {lo:>6}..{hi:<6} {n:>10} buckets"));
+    }
+    if !stats.largest.is_empty() {
+        line("largest buckets (band, key, documents):");
+        for (band, key, size) in &stats.largest {
+            line(format_args!("  {band:>3}  {key:016x}  {size}"));
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Full integrity check; exit code 3 when damage is found.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb check pages.lshdb || echo damaged")]
+pub struct CheckArgs {
+    /// The database file.
+    file: PathBuf,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn check(args: &CheckArgs) -> CmdResult {
+    let mut db = open(&args.file)?;
+    let bar = crate::output::progress(None, "checking");
+    let report = db.check()?;
+    bar.finish_and_clear();
+    if args.json {
+        json(&json!({
+            "clean": report.is_clean(),
+            "documents": report.documents,
+            "postings": report.postings,
+            "storage_ok": report.storage_ok,
+            "problem_count": report.problem_count,
+            "problems": report.problems,
+        }));
+    } else {
+        for problem in &report.problems {
+            line(format_args!("problem: {problem}"));
+        }
+        line(format_args!(
+            "{}: {} documents, {} postings, storage {}, {} problem(s)",
+            if report.is_clean() { "clean" } else { "DAMAGED" },
+            report.documents,
+            report.postings,
+            if report.storage_ok { "ok" } else { "damaged" },
+            report.problem_count
+        ));
+    }
+    Ok(if report.is_clean() {
+        Outcome::Ok
+    } else {
+        Outcome::Damaged
+    })
+}
+
+/// Reclaim the space of removed documents.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb compact pages.lshdb")]
+pub struct CompactArgs {
+    /// The database file.
+    file: PathBuf,
+}
+
+pub fn compact(args: &CompactArgs) -> CmdResult {
+    let mut db = open(&args.file)?;
+    let before = std::fs::metadata(&args.file)?.len();
+    db.compact()?;
+    drop(db);
+    let after = std::fs::metadata(&args.file)?.len();
+    line(format_args!("compacted: {before} → {after} bytes"));
+    Ok(Outcome::Ok)
+}
+
+/// Re-band the index for a new threshold, from the stored signatures.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb rebuild pages.lshdb --threshold 0.6")]
+pub struct RebuildArgs {
+    /// The database file.
+    file: PathBuf,
+    /// The new index threshold.
+    #[arg(long, value_parser = parse_threshold)]
+    threshold: f64,
+    /// Number of bands (with --rows; otherwise tuned).
+    #[arg(long, requires = "rows")]
+    bands: Option<usize>,
+    /// Rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    rows: Option<usize>,
+}
+
+pub fn rebuild(args: &RebuildArgs) -> CmdResult {
+    let mut db = open(&args.file)?;
+    let bar = crate::output::progress(None, "rebanding");
+    db.reband(args.threshold, args.bands.zip(args.rows))?;
+    bar.finish_and_clear();
+    let s = db.settings();
+    line(format_args!(
+        "rebuilt: threshold {}, {} bands × {} rows",
+        s.threshold, s.bands, s.rows
+    ));
+    Ok(Outcome::Ok)
+}

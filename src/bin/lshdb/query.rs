@@ -1,0 +1,215 @@
+//! `lshdb query`: near-duplicates of a text, a file, a stored key, or of
+//! every record of a JSON Lines stream.
+
+use crate::args::{open, parse_threshold};
+use crate::input::{open_input, read_text_file, FileText, InputError, JsonLines};
+use crate::output::{json, line, similarity};
+use crate::{fail, CliError, CmdResult, Outcome};
+use lshdb::{Database, DocumentBuf, Explain, Query, QueryResult};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Find stored near-duplicates of a text, a file, a stored key, or many
+/// queries from JSON Lines (one JSON result line per query).
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["text", "query_file", "key", "jsonl"]))]
+#[command(after_help = "Examples:\n  lshdb query pages.lshdb --text 'breaking news ...' --limit 5\n  \
+                        lshdb query pages.lshdb --key https://a.example/1 --explain\n  \
+                        lshdb query pages.lshdb --jsonl queries.jsonl > results.jsonl")]
+pub struct Args {
+    /// The database file.
+    file: PathBuf,
+    /// Query text.
+    #[arg(long)]
+    text: Option<String>,
+    /// Read the query text from a file.
+    #[arg(long = "file", value_name = "PATH")]
+    query_file: Option<PathBuf>,
+    /// Near-duplicates of the stored document with this key.
+    #[arg(long)]
+    key: Option<String>,
+    /// Many queries, one JSON object per line (fields as in `add`); `-` is
+    /// standard input. Output: one JSON line per query.
+    #[arg(long, value_name = "FILE|-")]
+    jsonl: Option<String>,
+    /// JSON field holding the query key (with --jsonl).
+    #[arg(long, default_value = "id")]
+    key_field: String,
+    /// JSON field holding the query text (with --jsonl).
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// Verified similarity a hit needs (default: the index threshold).
+    #[arg(long, value_parser = parse_threshold)]
+    threshold: Option<f64>,
+    /// At most this many hits, best first.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Read at most this many postings per bucket.
+    #[arg(long)]
+    max_bucket: Option<usize>,
+    /// Report what each step of the plan did and cost.
+    #[arg(long)]
+    explain: bool,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    fn configure<'db>(&self, mut query: Query<'db>) -> Query<'db> {
+        if let Some(t) = self.threshold {
+            query = query.threshold(t);
+        }
+        if let Some(k) = self.limit {
+            query = query.limit(k);
+        }
+        if let Some(n) = self.max_bucket {
+            query = query.max_bucket(n);
+        }
+        query
+    }
+}
+
+pub fn run(args: &Args) -> CmdResult {
+    let db = open(&args.file)?;
+    if let Some(path) = &args.jsonl {
+        return run_jsonl(&db, args, path);
+    }
+    let (label, query) = if let Some(text) = &args.text {
+        (serde_json::Value::Null, db.query(text))
+    } else if let Some(path) = &args.query_file {
+        let text = match read_text_file(path)? {
+            FileText::Text(text) => text,
+            FileText::Binary => return fail(format!("{} is not a text file", path.display())),
+            FileText::TooLarge(n) => {
+                return fail(format!("{} has {n} bytes, too large for a document", path.display()))
+            }
+        };
+        (json!(path.to_string_lossy()), db.query(&text))
+    } else if let Some(key) = &args.key {
+        (json!(key), db.query_key(key))
+    } else {
+        return fail("give --text, --file, --key or --jsonl");
+    };
+    let result = args.configure(query).run()?;
+    if args.json {
+        json(&result_json(&label, &result, args.explain));
+    } else {
+        for warning in &result.explain.warnings {
+            eprintln!("lshdb: note: {warning}");
+        }
+        if result.hits.is_empty() {
+            line("no near-duplicates");
+        }
+        for hit in &result.hits {
+            line(format_args!("{}  {}", similarity(hit.similarity), hit.key));
+        }
+        if args.explain {
+            print_explain(&result.explain);
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
+    let reader = JsonLines::new(open_input(path)?, &args.key_field, &args.text_field);
+    for item in reader {
+        match item {
+            Ok(record) => {
+                let query = match &record.doc {
+                    DocumentBuf::Text(text) => db.query(text),
+                    DocumentBuf::Shingles(_) => {
+                        eprintln!("lshdb: skipped line {}: queries need text", record.line);
+                        continue;
+                    }
+                };
+                match args.configure(query).run() {
+                    Ok(result) => json(&result_json(&json!(record.key), &result, args.explain)),
+                    Err(lshdb::Error::EmptyDocument { .. }) => {
+                        eprintln!("lshdb: skipped line {}: empty text", record.line)
+                    }
+                    Err(err) => return Err(CliError::from(err)),
+                }
+            }
+            Err(InputError::Bad { line, reason }) => {
+                eprintln!("lshdb: skipped line {line}: {reason}")
+            }
+            Err(InputError::Io(err)) => return Err(err.into()),
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn result_json(label: &serde_json::Value, result: &QueryResult, explain: bool) -> serde_json::Value {
+    let hits: Vec<_> = result
+        .hits
+        .iter()
+        .map(|h| json!({"key": h.key, "similarity": h.similarity}))
+        .collect();
+    let mut value = json!({"query": label, "hits": hits});
+    if explain {
+        value["explain"] = explain_json(&result.explain);
+    }
+    value
+}
+
+fn explain_json(e: &Explain) -> serde_json::Value {
+    json!({
+        "buckets_probed": e.buckets_probed,
+        "posting_sizes": e.posting_sizes,
+        "truncated_buckets": e.truncated_buckets.iter().map(|t| json!({"band": t.band, "read": t.read})).collect::<Vec<_>>(),
+        "candidates": e.candidates,
+        "pruned_by_length": e.pruned_by_length,
+        "pruned_by_signature": e.pruned_by_signature,
+        "verified": e.verified,
+        "returned": e.returned,
+        "candidate_probability_at_threshold": e.candidate_probability_at_threshold,
+        "micros": {
+            "sketch": e.sketch_time.as_micros() as u64,
+            "lookup": e.lookup_time.as_micros() as u64,
+            "prune": e.prune_time.as_micros() as u64,
+            "verify": e.verify_time.as_micros() as u64,
+        },
+        "warnings": e.warnings,
+    })
+}
+
+fn print_explain(e: &Explain) {
+    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+    line("plan:");
+    line(format_args!(
+        "  sketch     {:>9.1} µs",
+        us(e.sketch_time)
+    ));
+    line(format_args!(
+        "  lookup     {:>9.1} µs  {} buckets probed, postings per band {:?}{}",
+        us(e.lookup_time),
+        e.buckets_probed,
+        e.posting_sizes,
+        if e.truncated_buckets.is_empty() {
+            String::new()
+        } else {
+            format!(", {} bucket(s) cut at the cap", e.truncated_buckets.len())
+        }
+    ));
+    line(format_args!(
+        "  candidates {:>9}",
+        e.candidates
+    ));
+    line(format_args!(
+        "  prune      {:>9.1} µs  {} by size, {} by signature",
+        us(e.prune_time),
+        e.pruned_by_length,
+        e.pruned_by_signature
+    ));
+    line(format_args!(
+        "  verify     {:>9.1} µs  {} verified, {} returned",
+        us(e.verify_time),
+        e.verified,
+        e.returned
+    ));
+    line(format_args!(
+        "  P(candidate) at the threshold: {:.4}",
+        e.candidate_probability_at_threshold
+    ));
+}
