@@ -1,0 +1,231 @@
+//! Batches and bulk loads are all-or-nothing per commit: an uncommitted
+//! (dropped or aborted) batch leaves no trace in the handle or the file, a
+//! committed one is visible at once, a bulk load stopped by its progress
+//! callback stores exactly what it reported, and bulk input that cannot be
+//! indexed is rejected with typed errors while the rest is stored.
+
+mod common;
+
+use lshdb::{BulkOptions, Config, Database, Error, MAX_KEY_BYTES};
+use std::path::Path;
+
+const KEPT: &str = "a document committed before the batch and kept after it";
+
+fn texts() -> Vec<String> {
+    common::families(0xba7c, 12, 1, 25)
+        .into_iter()
+        .map(|mut f| f.remove(0))
+        .collect()
+}
+
+fn setup(path: &Path) -> Database {
+    let db = Database::create(path, Config::jaccard(0.8)).unwrap();
+    db.insert("kept", KEPT).unwrap();
+    db
+}
+
+/// Asserts the database holds only "kept", in the handle and on reopening.
+fn assert_untouched(db: Database, path: &Path) {
+    let texts = texts();
+    let check = |db: &Database| {
+        assert_eq!(db.len().unwrap(), 1);
+        assert!(db.contains("kept").unwrap());
+        for (i, text) in texts.iter().enumerate().take(3) {
+            assert!(!db.contains(&format!("new{i}")).unwrap());
+            assert_eq!(db.get(&format!("new{i}")).unwrap(), None);
+            let result = db.query(text).run().unwrap();
+            assert!(result.hits.is_empty());
+            assert_eq!(result.explain.candidates, 0);
+        }
+        assert_eq!(db.query(KEPT).run().unwrap().hits[0].key, "kept");
+    };
+    check(&db);
+    // The handle can write again: the write lock was released.
+    let mut batch = db.batch().unwrap();
+    batch.remove("nothing").unwrap();
+    batch.abort().unwrap();
+    drop(db);
+    let mut db = Database::open(path).unwrap();
+    check(&db);
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.postings, db.settings().bands as u64);
+}
+
+fn fill(batch: &mut lshdb::Batch<'_>) {
+    for (i, text) in texts().iter().enumerate().take(3) {
+        batch.insert(&format!("new{i}"), text).unwrap();
+    }
+    assert!(batch.remove("kept").unwrap());
+}
+
+#[test]
+fn dropped_batch_leaves_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("drop.lshdb");
+    let db = setup(&path);
+    {
+        let mut batch = db.batch().unwrap();
+        fill(&mut batch);
+        // Readers do not see the batch while it is open.
+        assert_eq!(db.len().unwrap(), 1);
+        assert!(db.contains("kept").unwrap());
+    } // dropped without commit
+    assert_untouched(db, &path);
+}
+
+#[test]
+fn aborted_batch_leaves_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("abort.lshdb");
+    let db = setup(&path);
+    let mut batch = db.batch().unwrap();
+    fill(&mut batch);
+    batch.abort().unwrap();
+    assert_untouched(db, &path);
+}
+
+#[test]
+fn committed_batch_is_visible_and_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("commit.lshdb");
+    let db = setup(&path);
+    let texts = texts();
+    let mut batch = db.batch().unwrap();
+    fill(&mut batch);
+    batch.commit().unwrap();
+    let check = |db: &Database| {
+        assert_eq!(db.len().unwrap(), 3);
+        assert!(!db.contains("kept").unwrap());
+        for (i, text) in texts.iter().enumerate().take(3) {
+            let hits = db.query(text).run().unwrap().hits;
+            assert_eq!(hits.len(), 1);
+            assert_eq!(hits[0].key, format!("new{i}"));
+            assert_eq!(hits[0].similarity, 1.0);
+        }
+        assert!(db.query(KEPT).run().unwrap().hits.is_empty());
+    };
+    check(&db);
+    drop(db);
+    check(&Database::open(&path).unwrap());
+}
+
+#[test]
+fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bulk.lshdb");
+    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let docs: Vec<(String, String)> = common::families(0xb01c, 7, 5, 20)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(f, family)| {
+            family
+                .into_iter()
+                .enumerate()
+                .map(move |(m, text)| (common::key(f, m), text))
+        })
+        .collect();
+    assert_eq!(docs.len(), 35);
+    let mut calls = Vec::new();
+    let report = db
+        .insert_bulk(docs.clone(), &BulkOptions { batch: 10 }, |r| {
+            calls.push((r.inserted, r.commits));
+            false
+        })
+        .unwrap();
+    assert_eq!(calls, [(10, 1)]);
+    assert!(report.stopped);
+    assert_eq!(report.inserted, 10);
+    assert_eq!(report.commits, 1);
+    assert_eq!(report.replaced, 0);
+    assert!(report.rejected.is_empty());
+    assert_eq!(db.len().unwrap(), report.inserted);
+    for (i, (key, _)) in docs.iter().enumerate() {
+        assert_eq!(db.contains(key).unwrap(), i < 10, "{key}");
+    }
+    drop(db);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.len().unwrap(), 10);
+
+    // Loading everything (the first 10 again) reports replacements and
+    // calls progress once per commit.
+    let mut calls = Vec::new();
+    let report = db
+        .insert_bulk(docs.clone(), &BulkOptions { batch: 10 }, |r| {
+            calls.push((r.inserted, r.commits));
+            true
+        })
+        .unwrap();
+    assert_eq!(calls, [(10, 1), (20, 2), (30, 3), (35, 4)]);
+    assert!(!report.stopped);
+    assert_eq!((report.inserted, report.replaced), (35, 10));
+    assert_eq!(db.len().unwrap(), 35);
+    let hits = db
+        .query_key(&common::key(3, 0))
+        .threshold(0.5)
+        .run()
+        .unwrap()
+        .hits;
+    assert!(hits.iter().all(|h| common::family_of(&h.key) == 3));
+    assert!(!hits.is_empty());
+}
+
+#[test]
+fn bulk_rejects_bad_documents_and_stores_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("rej.lshdb"), Config::jaccard(0.8)).unwrap();
+    let long_key = "k".repeat(MAX_KEY_BYTES + 1);
+    let max_key = "m".repeat(MAX_KEY_BYTES);
+    let good = texts();
+    let docs: Vec<(String, String)> = vec![
+        ("good0".into(), good[0].clone()),
+        ("empty".into(), String::new()),
+        ("blank".into(), " \t\n  \r\n".into()),
+        (String::new(), good[1].clone()),
+        (long_key.clone(), good[2].clone()),
+        (max_key.clone(), good[3].clone()),
+        ("good4".into(), good[4].clone()),
+        ("good0".into(), good[5].clone()), // replaces the first
+    ];
+    let report = db
+        .insert_bulk(docs, &BulkOptions { batch: 3 }, |_| true)
+        .unwrap();
+    assert_eq!(report.inserted, 4);
+    assert_eq!(report.replaced, 1);
+    assert_eq!(report.commits, 3);
+    assert!(!report.stopped);
+    let rejected: Vec<&str> = report.rejected.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(rejected, ["empty", "blank", "", long_key.as_str()]);
+    for (key, err) in &report.rejected {
+        match key.as_str() {
+            "empty" | "blank" => {
+                assert!(
+                    matches!(err, Error::EmptyDocument { key: k } if k == key),
+                    "{err}"
+                )
+            }
+            "" => assert!(
+                matches!(
+                    err,
+                    Error::InvalidKey {
+                        len: 0,
+                        max: MAX_KEY_BYTES
+                    }
+                ),
+                "{err}"
+            ),
+            _ => assert!(
+                matches!(err, Error::InvalidKey { len, max: MAX_KEY_BYTES } if *len == MAX_KEY_BYTES + 1),
+                "{err}"
+            ),
+        }
+    }
+    assert_eq!(db.len().unwrap(), 3);
+    assert!(db.contains("good4").unwrap());
+    assert!(db.contains(&max_key).unwrap());
+    assert!(!db.contains("empty").unwrap() && !db.contains("blank").unwrap());
+    assert!(!db.contains(&long_key).unwrap());
+    assert_eq!(db.query(&good[5]).run().unwrap().hits[0].key, "good0");
+    assert!(db.query(&good[0]).run().unwrap().hits.is_empty());
+    assert!(db.query(&good[1]).run().unwrap().hits.is_empty());
+}

@@ -1,0 +1,62 @@
+//! Shared helpers for the integration tests: a deterministic corpus of
+//! near-duplicate families built from a fixed pseudo-word vocabulary.
+#![allow(dead_code)]
+
+use lshdb::hash::SplitMix64;
+
+/// Syllables the vocabulary's pseudo-words are made of.
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ne", "ru", "ta", "shi", "vo", "pe", "zu", "ga", "fi", "dor", "wen", "bal",
+    "tix", "qua", "sor", "lim", "hep",
+];
+
+/// A fixed vocabulary of `size` distinct pseudo-words.
+pub fn vocabulary(size: usize) -> Vec<String> {
+    let mut rng = SplitMix64::new(0x5eed_0001);
+    let mut words: Vec<String> = Vec::with_capacity(size);
+    while words.len() < size {
+        let parts = 2 + (rng.next_u64() % 2) as usize;
+        let word: String = (0..parts)
+            .map(|_| SYLLABLES[(rng.next_u64() % SYLLABLES.len() as u64) as usize])
+            .collect();
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// Near-duplicate families: each has a base text of `words` random words
+/// and `size - 1` variants with 1 to 3 words replaced. Deterministic in
+/// `seed`.
+pub fn families(seed: u64, count: usize, size: usize, words: usize) -> Vec<Vec<String>> {
+    let vocab = vocabulary(400);
+    let mut rng = SplitMix64::new(seed);
+    let pick = |rng: &mut SplitMix64| vocab[(rng.next_u64() % vocab.len() as u64) as usize].clone();
+    (0..count)
+        .map(|_| {
+            let base: Vec<String> = (0..words).map(|_| pick(&mut rng)).collect();
+            let mut family = vec![base.join(" ")];
+            for _ in 1..size {
+                let mut variant = base.clone();
+                let changes = 1 + (rng.next_u64() % 3) as usize;
+                for _ in 0..changes {
+                    let at = (rng.next_u64() % words as u64) as usize;
+                    variant[at] = pick(&mut rng);
+                }
+                family.push(variant.join(" "));
+            }
+            family
+        })
+        .collect()
+}
+
+/// The key of member `m` of family `f`.
+pub fn key(f: usize, m: usize) -> String {
+    format!("fam{f:03}-m{m}")
+}
+
+/// The family index encoded in a key made by [`key`].
+pub fn family_of(key: &str) -> usize {
+    key[3..6].parse().expect("a key made by common::key")
+}

@@ -1,0 +1,180 @@
+//! Dedup-on-write: `insert_unique` stores a document only when no stored
+//! document (other than its own key) is a verified near-duplicate at the
+//! given threshold, and otherwise names the best one and stores nothing —
+//! on the database and inside an uncommitted batch.
+
+use lshdb::shingle::{ShingleConfig, Shingler};
+use lshdb::sketch::measures::jaccard;
+use lshdb::{Config, Database, Unique};
+
+const BASE: &str = "the committee approved the new budget for the city library after a long \
+                    debate about opening hours staff salaries and the renovation of the old \
+                    reading room on the second floor";
+
+/// `text` with the words at positions `at` replaced by `with`.
+fn change(text: &str, at: &[usize], with: &str) -> String {
+    text.split(' ')
+        .enumerate()
+        .map(|(i, w)| if at.contains(&i) { with } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn exact(a: &str, b: &str) -> f64 {
+    let s = Shingler::new(ShingleConfig::default()).unwrap();
+    jaccard(s.set(a).as_slice(), s.set(b).as_slice())
+}
+
+const OTHER: &str = "a recipe for sourdough bread needs flour water salt and a lively starter \
+                     kept warm overnight before shaping and baking in a very hot oven";
+
+#[test]
+fn near_duplicate_is_refused_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("d.lshdb"), Config::jaccard(0.8)).unwrap();
+    assert_eq!(
+        db.insert_unique("first", BASE, 0.8).unwrap(),
+        Unique::Inserted
+    );
+    assert_eq!(db.len().unwrap(), 1);
+
+    let near = change(BASE, &[4], "revised");
+    let expected = exact(BASE, &near);
+    assert!((0.8..1.0).contains(&expected), "precondition: {expected}");
+    match db.insert_unique("second", near.as_str(), 0.8).unwrap() {
+        Unique::Duplicate(hit) => {
+            assert_eq!(hit.key, "first");
+            assert!(hit.similarity >= 0.8);
+            assert_eq!(hit.similarity, expected);
+        }
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+    assert_eq!(db.len().unwrap(), 1);
+    assert!(!db.contains("second").unwrap());
+    assert_eq!(db.get("second").unwrap(), None);
+
+    // A stricter threshold than the pair's similarity lets it in.
+    assert!(expected < 0.95);
+    assert_eq!(
+        db.insert_unique("second", near.as_str(), 0.95).unwrap(),
+        Unique::Inserted
+    );
+    assert_eq!(db.len().unwrap(), 2);
+
+    // A dissimilar document is inserted.
+    assert_eq!(
+        db.insert_unique("other", OTHER, 0.5).unwrap(),
+        Unique::Inserted
+    );
+    assert_eq!(db.len().unwrap(), 3);
+    assert!(db.contains("other").unwrap());
+}
+
+#[test]
+fn the_best_near_duplicate_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("best.lshdb"), Config::jaccard(0.7)).unwrap();
+    let far = change(BASE, &[20], "zebra");
+    db.insert("far", far.as_str()).unwrap();
+    db.insert("close", BASE).unwrap();
+    let probe = change(BASE, &[12], "quickly");
+    let (to_close, to_far) = (exact(&probe, BASE), exact(&probe, &far));
+    assert!(to_close > to_far && to_far >= 0.7, "{to_close} {to_far}");
+    match db.insert_unique("probe", probe.as_str(), 0.7).unwrap() {
+        Unique::Duplicate(hit) => {
+            assert_eq!(hit.key, "close");
+            assert_eq!(hit.similarity, to_close);
+        }
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+    assert_eq!(db.len().unwrap(), 2);
+}
+
+#[test]
+fn own_key_is_not_its_own_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("own.lshdb"),
+        Config::jaccard(0.8).store_text(true),
+    )
+    .unwrap();
+    db.insert("a", BASE).unwrap();
+    // Same key, same text: the stored version under the same key is
+    // excluded, so this is an (idempotent) replacement, not a duplicate.
+    assert_eq!(db.insert_unique("a", BASE, 0.8).unwrap(), Unique::Inserted);
+    assert_eq!(db.len().unwrap(), 1);
+    // Same key, a near-duplicate text: also a replacement.
+    let near = change(BASE, &[4], "revised");
+    assert_eq!(
+        db.insert_unique("a", near.as_str(), 0.8).unwrap(),
+        Unique::Inserted
+    );
+    assert_eq!(db.len().unwrap(), 1);
+    assert_eq!(
+        db.get("a").unwrap().unwrap().text.as_deref(),
+        Some(near.as_str())
+    );
+
+    // But another key's near-duplicate refuses the replacement, and the
+    // stored version under this key is left as it was.
+    db.insert("b", OTHER).unwrap();
+    match db.insert_unique("a", OTHER, 0.8).unwrap() {
+        Unique::Duplicate(hit) => {
+            assert_eq!(hit.key, "b");
+            assert_eq!(hit.similarity, 1.0);
+        }
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+    assert_eq!(
+        db.get("a").unwrap().unwrap().text.as_deref(),
+        Some(near.as_str())
+    );
+    assert_eq!(db.len().unwrap(), 2);
+}
+
+#[test]
+fn batch_sees_its_own_earlier_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("batch.lshdb");
+    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let near = change(BASE, &[4], "revised");
+    let near_other = change(OTHER, &[3], "dough");
+
+    let mut batch = db.batch().unwrap();
+    batch.insert("x", BASE).unwrap();
+    match batch.insert_unique("y", near.as_str(), 0.8).unwrap() {
+        Unique::Duplicate(hit) => {
+            assert_eq!(hit.key, "x");
+            assert_eq!(hit.similarity, exact(BASE, &near));
+        }
+        other => panic!("expected a duplicate of the batch's own insert, got {other:?}"),
+    }
+    assert_eq!(
+        batch.insert_unique("z", OTHER, 0.8).unwrap(),
+        Unique::Inserted
+    );
+    match batch.insert_unique("w", near_other.as_str(), 0.8).unwrap() {
+        Unique::Duplicate(hit) => assert_eq!(hit.key, "z"),
+        other => panic!("expected a duplicate of z, got {other:?}"),
+    }
+    // Nothing is visible outside the batch before it commits.
+    assert_eq!(db.len().unwrap(), 0);
+    batch.commit().unwrap();
+    assert_eq!(db.len().unwrap(), 2);
+    assert!(db.contains("x").unwrap() && db.contains("z").unwrap());
+    assert!(!db.contains("y").unwrap() && !db.contains("w").unwrap());
+
+    // A removal earlier in the batch frees the slot.
+    let mut batch = db.batch().unwrap();
+    assert!(batch.remove("x").unwrap());
+    assert_eq!(
+        batch.insert_unique("y", near.as_str(), 0.8).unwrap(),
+        Unique::Inserted
+    );
+    batch.commit().unwrap();
+    drop(db);
+    let db = Database::open(&path).unwrap();
+    assert!(!db.contains("x").unwrap());
+    assert!(db.contains("y").unwrap());
+    assert_eq!(db.len().unwrap(), 2);
+}

@@ -1,0 +1,324 @@
+//! `check()` finds damage done to the file behind lshdb's back — a missing
+//! or stray posting, a damaged record, a missing document — and queries that
+//! meet a damaged record fail with `Error::Corrupted` instead of panicking;
+//! `compact()` shrinks the file after mass deletion and keeps it clean.
+
+mod common;
+
+use lshdb::{Config, Database, Error};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use std::path::{Path, PathBuf};
+
+const BUCKETS: TableDefinition<(u32, u64, u64), ()> = TableDefinition::new("buckets");
+const SETS: TableDefinition<u64, &[u8]> = TableDefinition::new("sets");
+const DOCS: TableDefinition<u64, &[u8]> = TableDefinition::new("docs");
+const KEYS: TableDefinition<&str, u64> = TableDefinition::new("keys");
+
+const FAMILIES: usize = 10;
+const MEMBERS: usize = 3;
+const DOCS_N: u64 = (FAMILIES * MEMBERS) as u64;
+
+fn build(dir: &tempfile::TempDir, config: Config) -> (PathBuf, Vec<Vec<String>>) {
+    let path = dir.path().join("i.lshdb");
+    let corpus = common::families(0x1417, FAMILIES, MEMBERS, 30);
+    let db = Database::create(&path, config).unwrap();
+    let mut batch = db.batch().unwrap();
+    for (f, family) in corpus.iter().enumerate() {
+        for (m, text) in family.iter().enumerate() {
+            batch.insert(&common::key(f, m), text).unwrap();
+        }
+    }
+    batch.commit().unwrap();
+    (path, corpus)
+}
+
+/// The internal id of `key`, read with redb.
+fn id_of(path: &Path, key: &str) -> u64 {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_read().unwrap();
+    let id = txn
+        .open_table(KEYS)
+        .unwrap()
+        .get(key)
+        .unwrap()
+        .unwrap()
+        .value();
+    id
+}
+
+/// Runs `f` in one redb write transaction on the closed database file.
+fn tamper(path: &Path, f: impl FnOnce(&redb::WriteTransaction)) {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    f(&txn);
+    txn.commit().unwrap();
+}
+
+fn problems(path: &Path) -> (lshdb::CheckReport, String) {
+    let mut db = Database::open(path).unwrap();
+    let report = db.check().unwrap();
+    let all = report.problems.join("\n");
+    (report, all)
+}
+
+#[test]
+fn a_fresh_database_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = build(&dir, Config::jaccard(0.8));
+    let mut db = Database::open(&path).unwrap();
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert!(report.storage_ok);
+    assert_eq!(report.documents, DOCS_N);
+    assert_eq!(report.postings, DOCS_N * db.settings().bands as u64);
+    assert_eq!(report.problem_count, 0);
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.documents, DOCS_N);
+    assert_eq!(stats.postings, report.postings);
+    assert!(stats.file_bytes > 0);
+
+    // With SimHash blocks, the block postings count too.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = build(&dir, Config::jaccard(0.8).simhash(3));
+    let mut db = Database::open(&path).unwrap();
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.postings, DOCS_N * (db.settings().bands as u64 + 4));
+    // An empty database is clean too.
+    let empty = Database::create(dir.path().join("empty.lshdb"), Config::jaccard(0.8));
+    let report = empty.unwrap().check().unwrap();
+    assert!(report.is_clean());
+    assert_eq!((report.documents, report.postings), (0, 0));
+}
+
+#[test]
+fn a_missing_posting_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = build(&dir, Config::jaccard(0.8));
+    let id = id_of(&path, &common::key(4, 1));
+    tamper(&path, |txn| {
+        let mut buckets = txn.open_table(BUCKETS).unwrap();
+        let posting = buckets
+            .iter()
+            .unwrap()
+            .map(|e| e.unwrap().0.value())
+            .find(|&(band, _, doc)| band == 3 && doc == id)
+            .unwrap();
+        buckets.remove(posting).unwrap();
+    });
+    let (report, all) = problems(&path);
+    assert!(!report.is_clean());
+    assert!(report.storage_ok, "redb itself is fine");
+    assert_eq!(report.problem_count, 1, "{all}");
+    assert!(
+        all.contains(&format!(
+            "document {id} is missing from its bucket in band 3"
+        )),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_stray_posting_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    // Put the stray posting into a bucket that a real query reads.
+    let db = Database::open(&path).unwrap();
+    let bands = db.settings().bands;
+    drop(db);
+    let id = id_of(&path, &common::key(2, 0));
+    tamper(&path, |txn| {
+        let mut buckets = txn.open_table(BUCKETS).unwrap();
+        let (band, key, _) = buckets
+            .iter()
+            .unwrap()
+            .map(|e| e.unwrap().0.value())
+            .find(|&(_, _, doc)| doc == id)
+            .unwrap();
+        buckets.insert((band, key, 999_999), ()).unwrap();
+    });
+    let (report, all) = problems(&path);
+    assert!(!report.is_clean());
+    assert_eq!(report.problem_count, 1, "{all}");
+    assert!(all.contains("points at document 999999"), "{all}");
+    assert_eq!(report.postings, DOCS_N * bands as u64 + 1);
+    // A query reading that bucket skips the posting of a missing document.
+    let db = Database::open(&path).unwrap();
+    let hits = db.query(&corpus[2][0]).run().unwrap().hits;
+    assert_eq!(hits[0].key, common::key(2, 0));
+}
+
+#[test]
+fn a_damaged_set_record_is_reported_and_fails_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let victim = common::key(6, 0);
+    let id = id_of(&path, &victim);
+    tamper(&path, |txn| {
+        let mut sets = txn.open_table(SETS).unwrap();
+        let mut bytes = sets.get(id).unwrap().unwrap().value().to_vec();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x10;
+        sets.insert(id, bytes.as_slice()).unwrap();
+    });
+    let (report, all) = problems(&path);
+    assert!(!report.is_clean());
+    assert!(report.storage_ok);
+    assert_eq!(report.problem_count, 1, "{all}");
+    assert!(
+        all.contains(&format!("shingle set record of document {id}")),
+        "{all}"
+    );
+    assert!(all.contains("checksum mismatch"), "{all}");
+
+    let db = Database::open(&path).unwrap();
+    // Every query that has to verify against the damaged set fails cleanly.
+    for result in [
+        db.query(&corpus[6][0]).run(),
+        db.query(&corpus[6][1]).threshold(0.3).run(),
+        db.query_key(&victim).run(),
+        db.query_key(&common::key(6, 2)).threshold(0.3).run(),
+    ] {
+        match result {
+            Err(Error::Corrupted(what)) => {
+                assert!(what.contains(&format!("document {id}")), "{what}")
+            }
+            other => panic!("expected Corrupted, got {other:?}"),
+        }
+    }
+    assert!(matches!(db.pairs(0.5, |_| true), Err(Error::Corrupted(_))));
+    assert!(matches!(db.groups(0.5), Err(Error::Corrupted(_))));
+    // The rest of the database still answers.
+    let hits = db.query(&corpus[1][0]).run().unwrap().hits;
+    assert_eq!(hits[0].key, common::key(1, 0));
+    assert_eq!(db.len().unwrap(), DOCS_N);
+    // get() does not read the set, so it still works.
+    assert!(db.get(&victim).unwrap().is_some());
+}
+
+#[test]
+fn a_missing_document_record_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let victim = common::key(8, 2);
+    let id = id_of(&path, &victim);
+    tamper(&path, |txn| {
+        txn.open_table(DOCS).unwrap().remove(id).unwrap().unwrap();
+    });
+    let (report, all) = problems(&path);
+    assert!(!report.is_clean());
+    assert_eq!(report.documents, DOCS_N);
+    assert!(
+        all.contains(&format!("key `{victim}` points at missing document {id}")),
+        "{all}"
+    );
+    assert!(
+        all.contains(&format!(
+            "{} documents stored for {DOCS_N} keys",
+            DOCS_N - 1
+        )),
+        "{all}"
+    );
+
+    let db = Database::open(&path).unwrap();
+    assert!(matches!(db.get(&victim), Err(Error::Corrupted(_))));
+    match db.query(&corpus[8][2]).run() {
+        Err(Error::Corrupted(what)) => assert!(what.contains("missing document"), "{what}"),
+        other => panic!("expected Corrupted, got {other:?}"),
+    }
+}
+
+#[test]
+fn compaction_shrinks_the_file_after_mass_deletion() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("compact.lshdb");
+    let mut db = Database::create(&path, Config::jaccard(0.8).store_text(true)).unwrap();
+    let texts: Vec<String> = common::families(0xc0ffee, 100, 5, 40)
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(texts.len(), 500);
+    db.insert("keep", "the one document that stays through it all")
+        .unwrap();
+    db.insert_bulk(
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("doc{i}"), t.as_str())),
+        &lshdb::BulkOptions { batch: 100 },
+        |_| true,
+    )
+    .unwrap();
+    assert_eq!(db.len().unwrap(), 501);
+    let mut batch = db.batch().unwrap();
+    for i in 0..500 {
+        assert!(batch.remove(&format!("doc{i}")).unwrap());
+    }
+    batch.commit().unwrap();
+    assert_eq!(db.len().unwrap(), 1);
+    let before = std::fs::metadata(&path).unwrap().len();
+    assert_eq!(db.stats().unwrap().file_bytes, before);
+
+    // redb may need more than one pass to move everything.
+    let mut passes = 0;
+    while db.compact().unwrap() && passes < 5 {
+        passes += 1;
+    }
+    let after = std::fs::metadata(&path).unwrap().len();
+    assert!(after < before, "compaction: {before} -> {after} bytes");
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(
+        (report.documents, report.postings),
+        (1, db.settings().bands as u64)
+    );
+    assert_eq!(
+        db.query("the one document that stays through it all")
+            .run()
+            .unwrap()
+            .hits[0]
+            .key,
+        "keep"
+    );
+    drop(db);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.len().unwrap(), 1);
+    assert_eq!(
+        db.get("keep").unwrap().unwrap().text.as_deref(),
+        Some("the one document that stays through it all")
+    );
+}
+
+#[test]
+fn a_missing_set_record_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let victim = common::key(5, 1);
+    let id = id_of(&path, &victim);
+    tamper(&path, |txn| {
+        txn.open_table(SETS).unwrap().remove(id).unwrap().unwrap();
+    });
+    let (report, all) = problems(&path);
+    assert!(!report.is_clean());
+    assert!(
+        all.contains(&format!("document {id} has no shingle set")),
+        "{all}"
+    );
+    assert!(
+        all.contains(&format!(
+            "{} shingle sets stored for {DOCS_N} keys",
+            DOCS_N - 1
+        )),
+        "{all}"
+    );
+    // Nothing else: in particular no comparison with another document's set.
+    assert_eq!(report.problem_count, 2, "{all}");
+    // Queries skip a candidate without a set; its siblings still answer.
+    let db = Database::open(&path).unwrap();
+    let hits = db.query(&corpus[5][1]).run().unwrap().hits;
+    assert!(hits.iter().all(|h| h.key != victim));
+    assert!(matches!(
+        db.query_key(&victim).run(),
+        Err(Error::Corrupted(_))
+    ));
+}
