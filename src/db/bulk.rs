@@ -154,17 +154,15 @@ impl Database {
     fn write_chunk(&self, chunk: &[(String, Result<Prepared>)]) -> Result<(u64, u64)> {
         let txn = self.redb().begin_write()?;
         let result = (|| {
-            let (mut inserted, mut replaced) = (0, 0);
-            {
+            let docs: Vec<&Prepared> = chunk.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
+            let replaced = {
                 let mut writer = Writer::open(&txn, self.pipeline())?;
-                for prepared in chunk.iter().filter_map(|(_, p)| p.as_ref().ok()) {
-                    replaced += u64::from(writer.insert(prepared)?);
-                    inserted += 1;
-                }
+                let replaced = writer.insert_many(&docs)?;
                 writer.finish()?;
-            }
+                replaced
+            };
             txn.commit()?;
-            Ok((inserted, replaced))
+            Ok((docs.len() as u64, replaced))
         })();
         result.map_err(|e| self.poison(e))
     }

@@ -188,12 +188,14 @@ impl Database {
         for entry in tables.keys.iter()? {
             let (key, id) = entry?;
             let (key, id) = (key.value().to_owned(), id.value());
-            let doc = tables
-                .doc(id)?
-                .ok_or_else(|| Error::corrupted(format!("key `{key}` points at missing document {id}")))?;
+            let doc = tables.doc(id)?.ok_or_else(|| {
+                Error::corrupted(format!("key `{key}` points at missing document {id}"))
+            })?;
             let mut shingles = Vec::new();
             if !tables.set_into(id, &mut shingles)? {
-                return Err(Error::corrupted(format!("document {id} has no shingle set")));
+                return Err(Error::corrupted(format!(
+                    "document {id} has no shingle set"
+                )));
             }
             if !f(ExportedDocument {
                 key,

@@ -52,6 +52,60 @@ impl<'t, 'p> Writer<'t, 'p> {
         Ok(existing.is_some())
     }
 
+    /// Stores many documents, as [`Writer::insert`] would one by one (a
+    /// later document with the same key replaces an earlier one), but with
+    /// each table's inserts sorted by key: B-tree pages are then touched in
+    /// order instead of at random, which is what makes bulk loads fast.
+    /// Returns how many documents replaced a stored one.
+    pub fn insert_many(&mut self, docs: &[&Prepared]) -> Result<u64> {
+        // The last occurrence of each key wins.
+        let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, doc) in docs.iter().enumerate() {
+            last.insert(&doc.key, i);
+        }
+        let mut replaced = docs.len() as u64 - last.len() as u64;
+        let mut keys = Vec::with_capacity(last.len());
+        let (mut postings, mut blocks) = (Vec::new(), Vec::new());
+        let pipeline = self.pipeline;
+        for (i, doc) in docs.iter().enumerate() {
+            if last.get(doc.key.as_str()) != Some(&i) {
+                continue;
+            }
+            let id = match self.tables.id_of(&doc.key)? {
+                Some(id) => {
+                    self.tables
+                        .delete(id, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
+                    replaced += 1;
+                    id
+                }
+                None => {
+                    self.next_id += 1;
+                    self.next_id - 1
+                }
+            };
+            let encoded = doc.encode();
+            self.tables.put_records(id, &encoded)?;
+            keys.push((doc.key.as_str(), id));
+            postings.extend(
+                doc.band_keys
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &k)| (b as u32, k, id)),
+            );
+            blocks.extend(
+                doc.blocks
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &v)| (b as u32, v, id)),
+            );
+        }
+        keys.sort_unstable();
+        postings.sort_unstable();
+        blocks.sort_unstable();
+        self.tables.put_postings(&keys, &postings, &blocks)?;
+        Ok(replaced)
+    }
+
     /// Removes the document under `key`; false when there is none.
     pub fn remove(&mut self, key: &str) -> Result<bool> {
         let Some(id) = self.tables.id_of(key)? else {

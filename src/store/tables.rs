@@ -212,15 +212,46 @@ impl<'t> WriteTables<'t> {
     /// Stores a document under `id` with its postings. The id must be free
     /// (remove the old version first).
     pub fn put(&mut self, id: u64, doc: &Encoded<'_>) -> Result<()> {
-        self.keys.insert(doc.key, id)?;
+        self.put_records(id, doc)?;
+        let postings: Vec<Posting> = doc
+            .band_keys
+            .iter()
+            .enumerate()
+            .map(|(band, &key)| (band as u32, key, id))
+            .collect();
+        let blocks: Vec<Posting> = doc
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(block, &value)| (block as u32, value, id))
+            .collect();
+        self.put_postings(&[(doc.key, id)], &postings, &blocks)
+    }
+
+    /// Stores a document's id-keyed records (document, set, signature).
+    pub fn put_records(&mut self, id: u64, doc: &Encoded<'_>) -> Result<()> {
         self.docs.insert(id, doc.doc.as_slice())?;
         self.sets.insert(id, doc.set.as_slice())?;
         self.sigs.insert(id, doc.signature.as_slice())?;
-        for (band, &key) in doc.band_keys.iter().enumerate() {
-            self.buckets.insert((band as u32, key, id), ())?;
+        Ok(())
+    }
+
+    /// Stores key → id entries and postings (sorted input makes the B-tree
+    /// inserts sequential).
+    pub fn put_postings(
+        &mut self,
+        keys: &[(&str, u64)],
+        buckets: &[Posting],
+        blocks: &[Posting],
+    ) -> Result<()> {
+        for &(key, id) in keys {
+            self.keys.insert(key, id)?;
         }
-        for (block, &value) in doc.blocks.iter().enumerate() {
-            self.blocks.insert((block as u32, value, id), ())?;
+        for &posting in buckets {
+            self.buckets.insert(posting, ())?;
+        }
+        for &posting in blocks {
+            self.blocks.insert(posting, ())?;
         }
         Ok(())
     }

@@ -1,0 +1,236 @@
+//! The lshdb side of the benchmark harness (`tools/bench/run.py` drives it).
+//!
+//! Each subcommand runs in its own process and prints one JSON object, so
+//! peak RSS and timings belong to one measured activity:
+//!
+//! ```text
+//! lshdb_bench signatures --corpus C.jsonl
+//! lshdb_bench load       --corpus C.jsonl --db F --threshold T
+//! lshdb_bench query      --corpus C.jsonl --db F --sample N
+//! lshdb_bench reopen     --corpus C.jsonl --db F
+//! lshdb_bench pairs      --db F --threshold T --out pairs.tsv
+//! ```
+//!
+//! The corpus is JSON Lines `{"id", "text"}`. The query sample is every k-th
+//! document in key order, the same documents the peers query.
+
+use lshdb::shingle::{ShingleConfig, Shingler};
+use lshdb::sketch::minhash::{MinHashConfig, MinHasher};
+use lshdb::{BulkOptions, Config, Database, OpenOptions};
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+type Error = Box<dyn std::error::Error>;
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| -> Option<String> {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let need = |name: &str| flag(name).ok_or_else(|| format!("missing {name}"));
+    let result = match args.first().map(String::as_str) {
+        Some("signatures") => signatures(&need("--corpus")?)?,
+        Some("load") => load(
+            &need("--corpus")?,
+            &need("--db")?,
+            need("--threshold")?.parse()?,
+            flag("--batch").map_or(Ok(BulkOptions::default().batch), |s| s.parse())?,
+        )?,
+        Some("query") => query(
+            &need("--corpus")?,
+            &need("--db")?,
+            flag("--sample").map_or(Ok(2000), |s| s.parse())?,
+        )?,
+        Some("reopen") => reopen(&need("--corpus")?, &need("--db")?)?,
+        Some("pairs") => pairs(
+            &need("--db")?,
+            need("--threshold")?.parse()?,
+            &need("--out")?,
+        )?,
+        _ => return Err("usage: lshdb_bench signatures|load|query|reopen|pairs ...".into()),
+    };
+    println!("{result}");
+    Ok(())
+}
+
+/// (id, text) in file order, first occurrence of an id wins.
+fn read_corpus(path: &str) -> Result<Vec<(String, String)>, Error> {
+    let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut seen = std::collections::HashSet::new();
+    let mut docs = Vec::new();
+    for line in file.lines() {
+        let value: serde_json::Value = serde_json::from_str(&line?)?;
+        let id = value["id"].as_str().ok_or("id")?.to_owned();
+        let text = value["text"].as_str().ok_or("text")?.to_owned();
+        if seen.insert(id.clone()) {
+            docs.push((id, text));
+        }
+    }
+    Ok(docs)
+}
+
+/// Peak resident set size of this process, from /proc (VmHWM), in MiB.
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Text → signature (normalise, shingle, hash, sign), one thread, and the
+/// same from pre-hashed shingles.
+fn signatures(corpus: &str) -> Result<serde_json::Value, Error> {
+    let docs = read_corpus(corpus)?;
+    let shingler = Shingler::new(ShingleConfig::default())?;
+    let hasher = MinHasher::new(MinHashConfig::default())?;
+    let mut out = Vec::new();
+    let mut checksum = 0u64;
+    let start = Instant::now();
+    for (_, text) in &docs {
+        let set = shingler.set(text);
+        hasher.signature_into(set.as_slice(), &mut out);
+        checksum = checksum.wrapping_add(u64::from(out[0]));
+    }
+    let text_secs = start.elapsed().as_secs_f64();
+    let sets: Vec<Vec<u32>> = docs
+        .iter()
+        .map(|(_, t)| shingler.set(t).into_vec())
+        .collect();
+    let start = Instant::now();
+    for set in &sets {
+        hasher.signature_into(set, &mut out);
+        checksum = checksum.wrapping_add(u64::from(out[0]));
+    }
+    let hashed_secs = start.elapsed().as_secs_f64();
+    Ok(json!({
+        "docs": docs.len(),
+        "text_to_signature_docs_per_s": docs.len() as f64 / text_secs,
+        "prehashed_signature_docs_per_s": docs.len() as f64 / hashed_secs,
+        "checksum": checksum,
+    }))
+}
+
+/// Bulk load into a new durable file.
+fn load(
+    corpus: &str,
+    db_path: &str,
+    threshold: f64,
+    batch: usize,
+) -> Result<serde_json::Value, Error> {
+    let docs = read_corpus(corpus)?;
+    let _ = std::fs::remove_file(db_path);
+    let db = Database::create(db_path, Config::jaccard(threshold))?;
+    let n = docs.len();
+    let start = Instant::now();
+    let report = db.insert_bulk(docs, &BulkOptions { batch }, |_| true)?;
+    let secs = start.elapsed().as_secs_f64();
+    let settings = db.settings().clone();
+    drop(db);
+    let bytes = std::fs::metadata(db_path)?.len();
+    Ok(json!({
+        "docs": n,
+        "inserted": report.inserted,
+        "commits": report.commits,
+        "batch": batch,
+        "load_seconds": secs,
+        "load_docs_per_s": n as f64 / secs,
+        "peak_rss_mb": peak_rss_mb(),
+        "index_bytes": bytes,
+        "bytes_per_doc": bytes as f64 / n as f64,
+        "bands": settings.bands,
+        "rows": settings.rows,
+    }))
+}
+
+/// The query sample: every k-th document in key order.
+fn sample(docs: &[(String, String)], n: usize) -> Vec<&(String, String)> {
+    let mut sorted: Vec<&(String, String)> = docs.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let step = (sorted.len() / n.max(1)).max(1);
+    sorted.into_iter().step_by(step).take(n).collect()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+/// Single-thread verified query latency by text.
+fn query(corpus: &str, db_path: &str, n: usize) -> Result<serde_json::Value, Error> {
+    let docs = read_corpus(corpus)?;
+    let queries = sample(&docs, n);
+    let db = Database::open_with(db_path, &OpenOptions::default())?;
+    // Warm the page cache once, as a long-running service would be.
+    for (_, text) in &queries {
+        db.query(text).run()?;
+    }
+    let mut times = Vec::with_capacity(queries.len());
+    let mut hits = 0usize;
+    let mut stats: HashMap<&str, usize> = HashMap::new();
+    for (_, text) in &queries {
+        let start = Instant::now();
+        let result = db.query(text).run()?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        hits += result.hits.len();
+        *stats.entry("candidates").or_default() += result.explain.candidates;
+        *stats.entry("verified").or_default() += result.explain.verified;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(json!({
+        "queries": times.len(),
+        "query_p50_ms": percentile(&times, 0.5),
+        "query_p99_ms": percentile(&times, 0.99),
+        "mean_hits": hits as f64 / times.len().max(1) as f64,
+        "mean_candidates": stats["candidates"] as f64 / times.len().max(1) as f64,
+        "mean_verified": stats["verified"] as f64 / times.len().max(1) as f64,
+    }))
+}
+
+/// Open the file and answer a first query, cold in this process.
+fn reopen(corpus: &str, db_path: &str) -> Result<serde_json::Value, Error> {
+    let docs = read_corpus(corpus)?;
+    let text = &sample(&docs, 1)[0].1;
+    let start = Instant::now();
+    let db = Database::open(db_path)?;
+    let hits = db.query(text).run()?.hits.len();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(json!({"reopen_first_query_ms": ms, "hits": hits}))
+}
+
+/// Every verified pair at the threshold, written as `a\tb` (a < b).
+fn pairs(db_path: &str, threshold: f64, out: &str) -> Result<serde_json::Value, Error> {
+    let db = Database::open(db_path)?;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out)?);
+    let mut failure = None;
+    let start = Instant::now();
+    let count = db.pairs(threshold, |pair| {
+        let (a, b) = if pair.a < pair.b {
+            (pair.a, pair.b)
+        } else {
+            (pair.b, pair.a)
+        };
+        if let Err(e) = writeln!(file, "{a}\t{b}\t{}", pair.similarity) {
+            failure = Some(e);
+            return false;
+        }
+        true
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    file.flush()?;
+    Ok(json!({"pairs_found": count, "pairs_seconds": secs, "peak_rss_mb": peak_rss_mb()}))
+}
