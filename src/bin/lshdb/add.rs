@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Add documents: files (key = path) or JSON Lines (default fields id, text).
 #[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["paths", "jsonl"]))]
 #[command(after_help = "Examples:\n  lshdb add pages.lshdb notes/*.txt\n  \
                         lshdb add pages.lshdb --jsonl corpus.jsonl --batch 8192\n  \
                         cat new.jsonl | lshdb add pages.lshdb --jsonl - --unique 0.9")]
@@ -75,7 +76,12 @@ pub fn good_records<'a>(
                 None
             }
             Err(InputError::Bad { line, reason }) => {
-                let at = format!("line {line}");
+                // File records have no line number; their reason names the file.
+                let at = if line == 0 {
+                    "file".to_owned()
+                } else {
+                    format!("line {line}")
+                };
                 if strict {
                     skips.borrow_mut().fatal = Some(format!("{at}: {reason} (--strict)"));
                     None
@@ -109,9 +115,6 @@ fn file_records(paths: &[PathBuf]) -> impl Iterator<Item = Result<Record, InputE
 }
 
 pub fn run(args: &Args) -> CmdResult {
-    if args.paths.is_empty() && args.jsonl.is_none() {
-        return fail("nothing to add: give files, or --jsonl FILE (or --jsonl - for standard input)");
-    }
     let db = open(&args.file)?;
     catch_interrupt();
     let skips = RefCell::new(Skips::default());
@@ -137,7 +140,9 @@ pub fn run(args: &Args) -> CmdResult {
         skips.bad.len()
     ));
     if let Some(fatal) = skips.fatal {
-        return fail(format!("stopped at {fatal}; everything reported above is committed"));
+        return fail(format!(
+            "stopped at {fatal}; everything reported above is committed"
+        ));
     }
     if interrupted() {
         return fail("interrupted: everything reported above is committed; run the command again to continue");
@@ -193,9 +198,11 @@ fn load_unique(
                         similarity(hit.similarity)
                     ));
                 }
-                Err(err @ (lshdb::Error::EmptyDocument { .. }
-                | lshdb::Error::InvalidKey { .. }
-                | lshdb::Error::DocumentTooLarge { .. })) => {
+                Err(
+                    err @ (lshdb::Error::EmptyDocument { .. }
+                    | lshdb::Error::InvalidKey { .. }
+                    | lshdb::Error::DocumentTooLarge { .. }),
+                ) => {
                     rejected += 1;
                     eprintln!("lshdb: rejected `{key}`: {err}");
                 }

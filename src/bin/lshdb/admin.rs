@@ -11,7 +11,9 @@ use std::path::PathBuf;
 
 /// Create an empty database.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb create pages.lshdb --threshold 0.8 --shingle word:3 --store-text")]
+#[command(
+    after_help = "Example:\n  lshdb create pages.lshdb --threshold 0.8 --shingle word:3 --store-text"
+)]
 pub struct CreateArgs {
     /// The database file to create (must not exist).
     file: PathBuf,
@@ -59,7 +61,11 @@ pub fn create(args: &CreateArgs) -> CmdResult {
         s.bands,
         s.rows,
         s.threshold,
-        if s.simhash_blocks.is_some() { "on" } else { "off" },
+        if s.simhash_blocks.is_some() {
+            "on"
+        } else {
+            "off"
+        },
         if s.store_text { "stored" } else { "not stored" },
     ));
     Ok(Outcome::Ok)
@@ -177,7 +183,11 @@ pub fn check(args: &CheckArgs) -> CmdResult {
         }
         line(format_args!(
             "{}: {} documents, {} postings, storage {}, {} problem(s)",
-            if report.is_clean() { "clean" } else { "DAMAGED" },
+            if report.is_clean() {
+                "clean"
+            } else {
+                "DAMAGED"
+            },
             report.documents,
             report.postings,
             if report.storage_ok { "ok" } else { "damaged" },

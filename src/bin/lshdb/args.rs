@@ -36,7 +36,9 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     if t > 0.0 && t < 1.0 {
         Ok(t)
     } else {
-        Err(format!("threshold must be strictly between 0 and 1, got {s}"))
+        Err(format!(
+            "threshold must be strictly between 0 and 1, got {s}"
+        ))
     }
 }
 

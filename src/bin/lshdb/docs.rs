@@ -1,7 +1,7 @@
 //! Single documents and whole-database transfer: `get`, `remove`, `export`,
 //! `import`.
 
-use crate::add::{catch_interrupt, good_records, load, Skips};
+use crate::add::{catch_interrupt, good_records, interrupted, load, Skips};
 use crate::args::open;
 use crate::input::{open_input, JsonLines};
 use crate::output::{json, line};
@@ -44,7 +44,9 @@ pub fn get(args: &GetArgs) -> CmdResult {
         }
         match &doc.text {
             Some(text) => line(format_args!("text\n{text}")),
-            None => line("text      (not stored; create the database with --store-text to keep it)"),
+            None => {
+                line("text      (not stored; create the database with --store-text to keep it)")
+            }
         }
     }
     Ok(Outcome::Ok)
@@ -123,7 +125,13 @@ pub fn export(args: &ExportArgs) -> CmdResult {
         }
         return Err(err.into());
     }
-    out.flush()?;
+    if let Err(err) = out.flush() {
+        // The last buffered lines can meet the closed pipe too.
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            return Ok(Outcome::Ok);
+        }
+        return Err(err.into());
+    }
     if args.out.is_some() {
         line(format_args!("exported {count} document(s)"));
     }
@@ -132,7 +140,9 @@ pub fn export(args: &ExportArgs) -> CmdResult {
 
 /// Load JSON Lines written by `export` (or any {"id", "text"} lines).
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb create new.lshdb && lshdb import new.lshdb --in backup.jsonl")]
+#[command(
+    after_help = "Example:\n  lshdb create new.lshdb && lshdb import new.lshdb --in backup.jsonl"
+)]
 pub struct ImportArgs {
     /// The database file.
     file: PathBuf,
@@ -155,9 +165,15 @@ pub fn import(args: &ImportArgs) -> CmdResult {
     for (at, reason) in &skips.bad {
         eprintln!("lshdb: skipped {at}: {reason}");
     }
-    line(format_args!("{summary}; {} bad record(s) skipped", skips.bad.len()));
+    line(format_args!(
+        "{summary}; {} bad record(s) skipped",
+        skips.bad.len()
+    ));
     if let Some(fatal) = skips.fatal {
         return fail(fatal);
+    }
+    if interrupted() {
+        return fail("interrupted: everything reported above is committed; run the command again to continue");
     }
     Ok(Outcome::Ok)
 }

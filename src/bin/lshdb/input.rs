@@ -155,7 +155,9 @@ pub fn open_input(path: &str) -> std::io::Result<Box<dyn BufRead>> {
     if path == "-" {
         Ok(Box::new(std::io::BufReader::new(std::io::stdin())))
     } else {
-        Ok(Box::new(std::io::BufReader::new(std::fs::File::open(path)?)))
+        Ok(Box::new(std::io::BufReader::new(std::fs::File::open(
+            path,
+        )?)))
     }
 }
 

@@ -2,6 +2,7 @@
 //! SimHash — for understanding and debugging.
 
 use crate::args::{parse_shingle, parse_threshold};
+use crate::output::line;
 use lshdb::shingle::{normalize, ShingleConfig, ShingleKind, Shingler};
 use lshdb::sketch::lsh::{tune, TuneGoal};
 use lshdb::sketch::minhash::{MinHashConfig, MinHasher};
@@ -32,42 +33,49 @@ pub fn run(args: &Args) -> lshdb::Result<()> {
     })?;
     let mut normalized = String::new();
     normalize(&args.text, shingler.config().whitespace, &mut normalized);
-    println!("normalised: {normalized:?}");
+    line(format_args!("normalised: {normalized:?}"));
     let shingles = shingler.shingles(&normalized);
     let set = shingler.set(&args.text);
-    println!("shingles: {} ({} distinct)", shingles.len(), set.len());
+    line(format_args!(
+        "shingles: {} ({} distinct)",
+        shingles.len(),
+        set.len()
+    ));
     for shingle in &shingles {
-        println!("  {:>10}  {shingle:?}", shingler.hash(shingle));
+        line(format_args!(
+            "  {:>10}  {shingle:?}",
+            shingler.hash(shingle)
+        ));
     }
     let hasher = MinHasher::new(MinHashConfig {
         num_perm: args.num_perm,
         ..Default::default()
     })?;
     let signature = hasher.signature(set.as_slice());
-    println!(
+    line(format_args!(
         "signature ({:?}, {} values):",
         hasher.config().scheme,
         signature.len()
-    );
+    ));
     for row in signature.chunks(8) {
-        let line: Vec<String> = row.iter().map(|v| format!("{v:>10}")).collect();
-        println!("  {}", line.join(" "));
+        let values: Vec<String> = row.iter().map(|v| format!("{v:>10}")).collect();
+        line(format_args!("  {}", values.join(" ")));
     }
     let tuned = tune(&TuneGoal::new(args.threshold, args.num_perm))?;
     let mut keys = Vec::new();
     tuned.banding.band_keys(&signature, &mut keys);
-    println!(
+    line(format_args!(
         "band keys ({} bands × {} rows):",
         tuned.banding.bands(),
         tuned.banding.rows()
-    );
+    ));
     for (band, key) in keys.iter().enumerate() {
-        println!("  {band:>3}  {key:016x}");
+        line(format_args!("  {band:>3}  {key:016x}"));
     }
     let fingerprint = simhash::from_bag(
         shingler.bag(&args.text).as_slice(),
         Weighting::TermFrequency,
     );
-    println!("simhash: {fingerprint:016x}");
+    line(format_args!("simhash: {fingerprint:016x}"));
     Ok(())
 }

@@ -24,9 +24,15 @@ use std::process::ExitCode;
 ///
 /// Start with `lshdb scan DIR` to find the near-duplicate files in a folder.
 #[derive(Parser)]
-#[command(name = "lshdb", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 damage found by `check`.\n\
-                        Example:\n  lshdb scan ~/notes")]
+#[command(
+    name = "lshdb",
+    version,
+    about = "lshdb: a persistent, embedded near-duplicate (similarity) database.\nStart with `lshdb scan DIR` to find the near-duplicate files in a folder."
+)]
+#[command(
+    after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 damage found by `check`.\n\
+                        Example:\n  lshdb scan ~/notes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -112,8 +118,12 @@ fn main() -> ExitCode {
         Command::Rebuild(args) => admin::rebuild(&args),
         Command::Export(args) => docs::export(&args),
         Command::Import(args) => docs::import(&args),
-        Command::Tune(args) => tune::run(&args).map(|()| Outcome::Ok).map_err(CliError::from),
-        Command::Inspect(args) => inspect::run(&args).map(|()| Outcome::Ok).map_err(CliError::from),
+        Command::Tune(args) => tune::run(&args)
+            .map(|()| Outcome::Ok)
+            .map_err(CliError::from),
+        Command::Inspect(args) => inspect::run(&args)
+            .map(|()| Outcome::Ok)
+            .map_err(CliError::from),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -87,7 +87,11 @@ pub fn print_groups(groups: &Groups, threshold: f64, as_json: bool) {
     ));
     for (i, members) in groups.groups.iter().enumerate() {
         line("");
-        line(format_args!("group {} ({} documents)", i + 1, members.len()));
+        line(format_args!(
+            "group {} ({} documents)",
+            i + 1,
+            members.len()
+        ));
         for (key, best) in members {
             line(format_args!("  {}  {key}", similarity(*best)));
         }

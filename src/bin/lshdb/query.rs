@@ -13,9 +13,11 @@ use std::path::PathBuf;
 /// queries from JSON Lines (one JSON result line per query).
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("input").required(true).args(["text", "query_file", "key", "jsonl"]))]
-#[command(after_help = "Examples:\n  lshdb query pages.lshdb --text 'breaking news ...' --limit 5\n  \
+#[command(
+    after_help = "Examples:\n  lshdb query pages.lshdb --text 'breaking news ...' --limit 5\n  \
                         lshdb query pages.lshdb --key https://a.example/1 --explain\n  \
-                        lshdb query pages.lshdb --jsonl queries.jsonl > results.jsonl")]
+                        lshdb query pages.lshdb --jsonl queries.jsonl > results.jsonl"
+)]
 pub struct Args {
     /// The database file.
     file: PathBuf,
@@ -82,7 +84,10 @@ pub fn run(args: &Args) -> CmdResult {
             FileText::Text(text) => text,
             FileText::Binary => return fail(format!("{} is not a text file", path.display())),
             FileText::TooLarge(n) => {
-                return fail(format!("{} has {n} bytes, too large for a document", path.display()))
+                return fail(format!(
+                    "{} has {n} bytes, too large for a document",
+                    path.display()
+                ))
             }
         };
         (json!(path.to_string_lossy()), db.query(&text))
@@ -140,13 +145,17 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-fn result_json(label: &serde_json::Value, result: &QueryResult, explain: bool) -> serde_json::Value {
+fn result_json(
+    label: &serde_json::Value,
+    result: &QueryResult,
+    explain: bool,
+) -> serde_json::Value {
     let hits: Vec<_> = result
         .hits
         .iter()
         .map(|h| json!({"key": h.key, "similarity": h.similarity}))
         .collect();
-    let mut value = json!({"query": label, "hits": hits});
+    let mut value = json!({"query": label, "hits": hits, "warnings": result.explain.warnings});
     if explain {
         value["explain"] = explain_json(&result.explain);
     }
@@ -177,10 +186,7 @@ fn explain_json(e: &Explain) -> serde_json::Value {
 fn print_explain(e: &Explain) {
     let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
     line("plan:");
-    line(format_args!(
-        "  sketch     {:>9.1} µs",
-        us(e.sketch_time)
-    ));
+    line(format_args!("  sketch     {:>9.1} µs", us(e.sketch_time)));
     line(format_args!(
         "  lookup     {:>9.1} µs  {} buckets probed, postings per band {:?}{}",
         us(e.lookup_time),
@@ -192,10 +198,7 @@ fn print_explain(e: &Explain) {
             format!(", {} bucket(s) cut at the cap", e.truncated_buckets.len())
         }
     ));
-    line(format_args!(
-        "  candidates {:>9}",
-        e.candidates
-    ));
+    line(format_args!("  candidates {:>9}", e.candidates));
     line(format_args!(
         "  prune      {:>9.1} µs  {} by size, {} by signature",
         us(e.prune_time),

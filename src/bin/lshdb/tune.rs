@@ -1,6 +1,7 @@
 //! `lshdb tune`: the bands and rows chosen for a threshold, with the S-curve.
 
 use crate::args::parse_threshold;
+use crate::output::line;
 use lshdb::sketch::lsh::{tune, TuneGoal};
 
 /// Choose LSH bands and rows for a similarity threshold and draw the S-curve.
@@ -32,20 +33,21 @@ pub fn run(args: &Args) -> lshdb::Result<()> {
     };
     let tuned = tune(&goal)?;
     let banding = tuned.banding;
-    println!(
+    line(format_args!(
         "bands {} × rows {} (S-curve threshold {:.3}); {} of {} signature values unused by banding",
         banding.bands(),
         banding.rows(),
         banding.threshold(),
         tuned.unused,
         args.num_perm
-    );
-    println!(
+    ));
+    line(format_args!(
         "false-positive area {:.5}, false-negative area {:.5}",
         tuned.false_positive_area, tuned.false_negative_area
-    );
-    println!();
-    print!("{}", s_curve(|s| banding.probability(s), args.threshold));
+    ));
+    line("");
+    let curve = s_curve(|s| banding.probability(s), args.threshold);
+    line(curve.trim_end_matches('\n'));
     Ok(())
 }
 
