@@ -110,7 +110,7 @@ pub struct Sketch {
     pub signature: Vec<u32>,
     /// One key per band.
     pub band_keys: Vec<u64>,
-    /// SimHash fingerprint (always computed for queries).
+    /// SimHash fingerprint (0 unless asked for).
     pub simhash: u64,
 }
 
@@ -163,8 +163,9 @@ impl Pipeline {
         Ok(())
     }
 
-    /// The shingle set and SimHash of a document.
-    fn shingle(&self, key: &str, doc: Document<'_>) -> Result<(Vec<u32>, u64)> {
+    /// The shingle set of a document, and its SimHash when `with_simhash`
+    /// (computing it costs as much as shingling, so only when needed).
+    fn shingle(&self, key: &str, doc: Document<'_>, with_simhash: bool) -> Result<(Vec<u32>, u64)> {
         let size = doc.size();
         if size > MAX_DOCUMENT_BYTES {
             return Err(Error::DocumentTooLarge {
@@ -173,21 +174,29 @@ impl Pipeline {
                 max: MAX_DOCUMENT_BYTES,
             });
         }
+        let unit = |set: &ShingleSet| {
+            if with_simhash {
+                simhash::from_bag(set.as_slice(), Weighting::Unit)
+            } else {
+                0
+            }
+        };
         let (set, simhash) = match doc {
-            Document::Text(text) => {
+            Document::Text(text) if with_simhash => {
                 let bag = self.shingler.bag(text);
                 let simhash = simhash::from_bag(bag.as_slice(), Weighting::TermFrequency);
-                (bag.to_set().into_vec(), simhash)
+                (bag.to_set(), simhash)
             }
+            Document::Text(text) => (self.shingler.set(text), 0),
             Document::Items(items) => {
                 let set = crate::shingle::item_set(items.iter(), self.shingler.config().seed);
-                let simhash = simhash::from_bag(set.as_slice(), Weighting::Unit);
-                (set.into_vec(), simhash)
+                let simhash = unit(&set);
+                (set, simhash)
             }
             Document::Shingles(hashes) => {
                 let set = ShingleSet::from_hashes(hashes.to_vec());
-                let simhash = simhash::from_bag(set.as_slice(), Weighting::Unit);
-                (set.into_vec(), simhash)
+                let simhash = unit(&set);
+                (set, simhash)
             }
         };
         if set.is_empty() {
@@ -195,7 +204,7 @@ impl Pipeline {
                 key: key.to_owned(),
             });
         }
-        Ok((set, simhash))
+        Ok((set.into_vec(), simhash))
     }
 
     /// Everything stored for `doc` under `key`.
@@ -205,7 +214,7 @@ impl Pipeline {
     /// [`Error::EmptyDocument`].
     pub fn prepare(&self, key: &str, doc: Document<'_>) -> Result<Prepared> {
         Self::check_key(key)?;
-        let (set, fingerprint) = self.shingle(key, doc)?;
+        let (set, fingerprint) = self.shingle(key, doc, self.simhash_blocks.is_some())?;
         let signature = self.hasher.signature(&set);
         let mut band_keys = Vec::with_capacity(self.banding.bands());
         self.banding.band_keys(&signature, &mut band_keys);
@@ -227,9 +236,10 @@ impl Pipeline {
         })
     }
 
-    /// The sketch of a query document (no key limits apply).
-    pub fn sketch(&self, doc: Document<'_>) -> Result<Sketch> {
-        let (set, simhash) = self.shingle("(query)", doc)?;
+    /// The sketch of a query document (no key limits apply); its SimHash
+    /// only when `with_simhash`.
+    pub fn sketch(&self, doc: Document<'_>, with_simhash: bool) -> Result<Sketch> {
+        let (set, simhash) = self.shingle("(query)", doc, with_simhash)?;
         Ok(self.sketch_of_set(ShingleSet::from_hashes(set), simhash))
     }
 

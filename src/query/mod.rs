@@ -2,6 +2,7 @@
 //! ([`Query`]), SimHash Hamming search, and all-pairs / groups over the whole
 //! database.
 
+mod exact;
 mod pairs;
 pub(crate) mod plan;
 mod simhash;
@@ -113,7 +114,7 @@ impl<'db> Query<'db> {
         let txn = self.db.redb().begin_read()?;
         let tables = ReadTables::open(&txn)?;
         let start = Instant::now();
-        let sketch = self.sketch(&tables)?;
+        let sketch = self.sketch(&tables, false)?;
         let sketch_time = start.elapsed();
         let planned = plan::run(&tables, self.db.pipeline(), &sketch, &self.options)?;
         let mut explain = planned.explain;
@@ -138,13 +139,13 @@ impl<'db> Query<'db> {
 
     /// The query's sketch; for a stored key, rebuilt from stored records,
     /// and the document itself excluded.
-    fn sketch(&mut self, tables: &ReadTables) -> Result<Sketch> {
+    fn sketch(&mut self, tables: &ReadTables, with_simhash: bool) -> Result<Sketch> {
         let pipeline = self.db.pipeline();
         match &self.input {
-            QueryInput::Text(text) => pipeline.sketch(Document::Text(text)),
+            QueryInput::Text(text) => pipeline.sketch(Document::Text(text), with_simhash),
             QueryInput::Items(items) => {
                 let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
-                pipeline.sketch(Document::Items(&items))
+                pipeline.sketch(Document::Items(&items), with_simhash)
             }
             QueryInput::Key(key) => {
                 let id = tables

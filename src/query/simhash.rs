@@ -6,7 +6,7 @@
 //! d agree exactly on at least one block, so one posting look-up per block
 //! finds every candidate; each is then verified by exact Hamming distance.
 
-use super::{plan::TruncatedBucket, Query, QueryInput};
+use super::{plan::TruncatedBucket, Query};
 use crate::sketch::simhash::{block, hamming};
 use crate::store::codec::SignatureRecord;
 use crate::store::tables::{Postings, ReadTables, Reader};
@@ -54,13 +54,7 @@ impl Query<'_> {
         }
         let txn = self.db.redb().begin_read()?;
         let tables = ReadTables::open(&txn)?;
-        let fingerprint = match &self.input {
-            QueryInput::Key(_) => {
-                let sketch = self.sketch(&tables)?;
-                sketch.simhash
-            }
-            _ => self.sketch(&tables)?.simhash,
-        };
+        let fingerprint = self.sketch(&tables, true)?.simhash;
         let mut candidates = Vec::new();
         let mut truncated = Vec::new();
         for i in 0..blocks {

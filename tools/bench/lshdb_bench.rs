@@ -9,6 +9,7 @@
 //! lshdb_bench query      --corpus C.jsonl --db F --sample N
 //! lshdb_bench reopen     --corpus C.jsonl --db F
 //! lshdb_bench pairs      --db F --threshold T --out pairs.tsv
+//! lshdb_bench truth      --corpus C.jsonl --threshold T --out truth.tsv
 //! ```
 //!
 //! The corpus is JSON Lines `{"id", "text"}`. The query sample is every k-th
@@ -51,7 +52,12 @@ fn main() -> Result<(), Error> {
             need("--threshold")?.parse()?,
             &need("--out")?,
         )?,
-        _ => return Err("usage: lshdb_bench signatures|load|query|reopen|pairs ...".into()),
+        Some("truth") => truth(
+            &need("--corpus")?,
+            need("--threshold")?.parse()?,
+            &need("--out")?,
+        )?,
+        _ => return Err("usage: lshdb_bench signatures|load|query|reopen|pairs|truth ...".into()),
     };
     println!("{result}");
     Ok(())
@@ -179,16 +185,28 @@ fn query(corpus: &str, db_path: &str, n: usize) -> Result<serde_json::Value, Err
     let mut times = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
     let mut stats: HashMap<&str, usize> = HashMap::new();
-    for (_, text) in &queries {
+    let mut slowest = Vec::new();
+    for (id, text) in &queries {
         let start = Instant::now();
         let result = db.query(text).run()?;
-        times.push(start.elapsed().as_secs_f64() * 1e3);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        times.push(ms);
+        slowest.push((
+            ms,
+            id.clone(),
+            text.len(),
+            result.explain.candidates,
+            result.explain.verified,
+        ));
         hits += result.hits.len();
         *stats.entry("candidates").or_default() += result.explain.candidates;
         *stats.entry("verified").or_default() += result.explain.verified;
     }
     times.sort_by(f64::total_cmp);
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    slowest.truncate(5);
     Ok(json!({
+        "slowest": slowest.iter().map(|(ms, id, len, c, v)| json!({"ms": ms, "id": id, "text_bytes": len, "candidates": c, "verified": v})).collect::<Vec<_>>(),
         "queries": times.len(),
         "query_p50_ms": percentile(&times, 0.5),
         "query_p99_ms": percentile(&times, 0.99),
@@ -233,4 +251,68 @@ fn pairs(db_path: &str, threshold: f64, out: &str) -> Result<serde_json::Value, 
     }
     file.flush()?;
     Ok(json!({"pairs_found": count, "pairs_seconds": secs, "peak_rss_mb": peak_rss_mb()}))
+}
+
+/// The exact ground truth: every pair with Jaccard ≥ t over the default
+/// shingling, by prefix filtering, written as `a\tb\tJ` (a < b), and checked
+/// against brute force on a sample of 400 documents.
+fn truth(corpus: &str, threshold: f64, out: &str) -> Result<serde_json::Value, Error> {
+    use lshdb::sketch::exact::all_pairs;
+    use lshdb::sketch::measures::jaccard;
+    let docs = read_corpus(corpus)?;
+    let shingler = Shingler::new(ShingleConfig::default())?;
+    let sets: Vec<Vec<u32>> = docs
+        .iter()
+        .map(|(_, t)| shingler.set(t).into_vec())
+        .collect();
+    let start = Instant::now();
+    let pairs = all_pairs(&sets, threshold)?;
+    let secs = start.elapsed().as_secs_f64();
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out)?);
+    for &(i, j, sim) in &pairs {
+        let (a, b) = (&docs[i].0, &docs[j].0);
+        let (a, b) = if a < b { (a, b) } else { (b, a) };
+        writeln!(file, "{a}\t{b}\t{sim}")?;
+    }
+    file.flush()?;
+    // Brute force on a sample: every k-th document plus both documents of
+    // every m-th truth pair (so the sample holds real near-duplicates), all
+    // pairs among them.
+    let mut sample: Vec<usize> = (0..docs.len()).step_by((docs.len() / 300).max(1)).collect();
+    for &(i, j, _) in pairs.iter().step_by((pairs.len() / 150).max(1)) {
+        sample.extend([i, j]);
+    }
+    sample.sort_unstable();
+    sample.dedup();
+    let in_sample: std::collections::HashSet<usize> = sample.iter().copied().collect();
+    let mut brute = Vec::new();
+    for (x, &i) in sample.iter().enumerate() {
+        for &j in &sample[x + 1..] {
+            let sim = jaccard(&sets[i], &sets[j]);
+            if sim >= threshold && !sets[i].is_empty() {
+                brute.push((i.min(j), i.max(j), sim));
+            }
+        }
+    }
+    brute.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut restricted: Vec<(usize, usize, f64)> = pairs
+        .iter()
+        .copied()
+        .filter(|(i, j, _)| in_sample.contains(i) && in_sample.contains(j))
+        .collect();
+    restricted.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    if restricted != brute {
+        return Err(format!(
+            "exact truth disagrees with brute force on the sample: {} vs {} pairs",
+            restricted.len(),
+            brute.len()
+        )
+        .into());
+    }
+    Ok(json!({
+        "truth_pairs": pairs.len(),
+        "truth_seconds": secs,
+        "brute_force_sample_docs": sample.len(),
+        "brute_force_sample_pairs": brute.len(),
+    }))
 }
