@@ -294,13 +294,13 @@ fn truth(corpus: &str, threshold: f64, out: &str) -> Result<serde_json::Value, E
             }
         }
     }
-    brute.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    brute.sort_by_key(|p| (p.0, p.1));
     let mut restricted: Vec<(usize, usize, f64)> = pairs
         .iter()
         .copied()
         .filter(|(i, j, _)| in_sample.contains(i) && in_sample.contains(j))
         .collect();
-    restricted.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    restricted.sort_by_key(|p| (p.0, p.1));
     if restricted != brute {
         return Err(format!(
             "exact truth disagrees with brute force on the sample: {} vs {} pairs",
