@@ -40,6 +40,7 @@ fn main() -> Result<(), Error> {
             &need("--db")?,
             need("--threshold")?.parse()?,
             flag("--batch").map_or(Ok(BulkOptions::default().batch), |s| s.parse())?,
+            flag("--repeat").map_or(Ok(1), |s| s.parse())?,
         )?,
         Some("query") => query(
             &need("--corpus")?,
@@ -131,13 +132,20 @@ fn load(
     db_path: &str,
     threshold: f64,
     batch: usize,
+    repeat: usize,
 ) -> Result<serde_json::Value, Error> {
     let docs = read_corpus(corpus)?;
     let _ = std::fs::remove_file(db_path);
     let db = Database::create(db_path, Config::jaccard(threshold))?;
-    let n = docs.len();
+    // `--repeat R` loads the corpus R times under suffixed keys, to show that
+    // memory does not grow with the number of documents.
+    let n = docs.len() * repeat.max(1);
+    let input = (0..repeat.max(1)).flat_map(|r| {
+        docs.iter()
+            .map(move |(id, text)| (format!("{id}#{r}"), text.as_str()))
+    });
     let start = Instant::now();
-    let report = db.insert_bulk(docs, &BulkOptions { batch }, |_| true)?;
+    let report = db.insert_bulk(input, &BulkOptions { batch }, |_| true)?;
     let secs = start.elapsed().as_secs_f64();
     let settings = db.settings().clone();
     drop(db);
@@ -147,6 +155,7 @@ fn load(
         "inserted": report.inserted,
         "commits": report.commits,
         "batch": batch,
+        "repeat": repeat,
         "load_seconds": secs,
         "load_docs_per_s": n as f64 / secs,
         "peak_rss_mb": peak_rss_mb(),
