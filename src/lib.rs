@@ -52,3 +52,8 @@ pub use error::{Error, Result};
 pub use query::{
     Explain, Groups, Hit, Pair, Query, QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
 };
+/// The trait a storage backend implements for
+/// [`Database::create_with_backend`] and [`Database::open_with_backend`]:
+/// redb's own, re-exported so that a backend is written against the redb
+/// version lshdb uses.
+pub use redb::StorageBackend;

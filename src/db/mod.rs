@@ -4,6 +4,11 @@
 //! many at once and [`Database::insert_bulk`] loads large inputs with the
 //! shingling and hashing spread over every core. After a failed write the
 //! handle is poisoned and refuses further writes until reopened.
+//!
+//! A write that returned `Ok` is durable. A write that failed on storage
+//! may or may not be in the file — all of it or none of it, never a part:
+//! the engine can fail after the commit reached the disk (a failed `fsync`,
+//! or the file shrink that follows a commit). Reopen and read to find out.
 
 mod batch;
 mod bulk;
@@ -111,12 +116,57 @@ impl Database {
         open::open(path.as_ref(), options)
     }
 
+    /// Creates a new database on a caller-supplied redb storage backend
+    /// instead of a file: memory, an encrypted or remote store, or a test
+    /// harness that injects faults. Every operation then works as on a file,
+    /// with the same durability: a commit returns once the backend's
+    /// `sync_data` has.
+    ///
+    /// Such a database has no path: [`Database::path`] returns the
+    /// placeholder `<backend>`, errors that name a file name that, and
+    /// [`Stats::file_bytes`] is 0. redb takes no file lock on a backend (the
+    /// default lock methods are unsupported), so the caller must not open
+    /// the same storage twice at once.
+    ///
+    /// # Errors
+    /// [`Error::FileExists`] when the backend is not empty (open it with
+    /// [`Database::open_with_backend`]); [`Error::InvalidParameter`] for an
+    /// invalid configuration; [`Error::Io`] when the backend fails to report
+    /// its length; storage errors.
+    pub fn create_with_backend(
+        backend: impl crate::StorageBackend,
+        config: Config,
+    ) -> Result<Self> {
+        open::create_with_backend(backend, config, &OpenOptions::default())
+    }
+
+    /// Opens an existing database on a caller-supplied redb storage backend,
+    /// as [`Database::open_with`] opens a file (see
+    /// [`Database::create_with_backend`] for what differs without a path).
+    /// A backend left by an interrupted commit is repaired by redb on open,
+    /// as a file is.
+    ///
+    /// # Errors
+    /// [`Error::NotADatabase`] (the backend is empty, does not start with a
+    /// redb header, or holds a redb database without lshdb metadata),
+    /// [`Error::FormatVersion`], [`Error::ConfigMismatch`] when
+    /// `options.expect` differs from the stored configuration,
+    /// [`Error::Corrupted`], [`Error::Io`] when reading the header fails;
+    /// other storage errors.
+    pub fn open_with_backend(
+        backend: impl crate::StorageBackend,
+        options: &OpenOptions,
+    ) -> Result<Self> {
+        open::open_with_backend(backend, options)
+    }
+
     /// The stored settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
 
-    /// The file's path.
+    /// The file's path; `<backend>` for a database on a storage backend
+    /// (see [`Database::create_with_backend`]).
     pub fn path(&self) -> &Path {
         &self.path
     }

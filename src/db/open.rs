@@ -41,9 +41,19 @@ fn map_open_error(path: &Path, err: redb::DatabaseError) -> Error {
     }
 }
 
-pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Result<Database> {
+/// What [`Database::path`] returns for a database on a caller's storage
+/// backend, which has no path. Errors that name a file name this instead.
+const BACKEND_PATH: &str = "<backend>";
+
+/// The settings and pipeline a new database is created with.
+fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
     let settings = config.resolve()?;
     let pipeline = Pipeline::new(&settings)?;
+    Ok((settings, pipeline))
+}
+
+pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Result<Database> {
+    let (settings, pipeline) = resolve(&config)?;
     if path.exists() {
         return Err(Error::FileExists {
             path: path.to_owned(),
@@ -52,6 +62,36 @@ pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Resu
     let db = builder(options)
         .create(path)
         .map_err(|e| map_open_error(path, e))?;
+    initialize(db, path, settings, pipeline)
+}
+
+pub(super) fn create_with_backend<B: redb::StorageBackend>(
+    backend: B,
+    config: Config,
+    options: &OpenOptions,
+) -> Result<Database> {
+    let (settings, pipeline) = resolve(&config)?;
+    let path = Path::new(BACKEND_PATH);
+    // redb would open what the backend holds; creating means starting empty.
+    if backend.len()? != 0 {
+        return Err(Error::FileExists {
+            path: path.to_owned(),
+        });
+    }
+    let db = builder(options)
+        .create_with_backend(backend)
+        .map_err(|e| map_open_error(path, e))?;
+    initialize(db, path, settings, pipeline)
+}
+
+/// Writes a new database's metadata and creates every table, in one
+/// durable transaction.
+fn initialize(
+    db: redb::Database,
+    path: &Path,
+    settings: Settings,
+    pipeline: Pipeline,
+) -> Result<Database> {
     let txn = db.begin_write()?;
     {
         let mut meta_table = txn.open_table(META)?;
@@ -60,22 +100,12 @@ pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Resu
         WriteTables::open(&txn)?; // creates every table
     }
     txn.commit()?;
-    Ok(Database {
-        db,
-        path: path.to_owned(),
-        settings,
-        pipeline,
-        poisoned: Mutex::new(None),
-    })
+    Ok(handle(db, path, settings, pipeline))
 }
 
 /// Refuses files that are not redb files before redb sees them, so the
 /// error says what the file is.
 fn check_header(path: &Path) -> Result<()> {
-    let not_db = |reason: &str| Error::NotADatabase {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-    };
     let mut file = std::fs::File::open(path)?;
     let mut head = [0u8; REDB_MAGIC.len()];
     let mut read = 0;
@@ -85,13 +115,32 @@ fn check_header(path: &Path) -> Result<()> {
             n => read += n,
         }
     }
-    if read == 0 {
+    check_magic(path, &head[..read])
+}
+
+/// [`check_header`] on a storage backend.
+fn check_backend_header<B: redb::StorageBackend>(path: &Path, backend: &B) -> Result<()> {
+    let len = backend.len()?;
+    let mut head = [0u8; REDB_MAGIC.len()];
+    let read = usize::try_from(len).map_or(head.len(), |len| len.min(head.len()));
+    backend.read(0, &mut head[..read])?;
+    check_magic(path, &head[..read])
+}
+
+/// Whether `head`, the first bytes of a file (all of them when it is
+/// shorter than redb's magic number), starts a redb file.
+fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
+    let not_db = |reason: &str| Error::NotADatabase {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if head.is_empty() {
         return Err(not_db("the file is empty"));
     }
-    if head[..read] != REDB_MAGIC[..read] {
+    if head[..] != REDB_MAGIC[..head.len()] {
         return Err(not_db("it does not start with a database header"));
     }
-    if read < head.len() {
+    if head.len() < REDB_MAGIC.len() {
         return Err(not_db("the file is truncated inside its header"));
     }
     Ok(())
@@ -102,6 +151,25 @@ pub(super) fn open(path: &Path, options: &OpenOptions) -> Result<Database> {
     let db = builder(options)
         .open(path)
         .map_err(|e| map_open_error(path, e))?;
+    attach(db, path, options)
+}
+
+pub(super) fn open_with_backend<B: redb::StorageBackend>(
+    backend: B,
+    options: &OpenOptions,
+) -> Result<Database> {
+    let path = Path::new(BACKEND_PATH);
+    check_backend_header(path, &backend)?;
+    // Not empty (checked above), so redb opens, and never initializes.
+    let db = builder(options)
+        .create_with_backend(backend)
+        .map_err(|e| map_open_error(path, e))?;
+    attach(db, path, options)
+}
+
+/// Makes an opened redb database a [`Database`]: reads and checks the
+/// stored settings against `options`.
+fn attach(db: redb::Database, path: &Path, options: &OpenOptions) -> Result<Database> {
     let settings = read_settings(path, &db)?;
     if let Some(expected) = &options.expect {
         if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
@@ -113,13 +181,18 @@ pub(super) fn open(path: &Path, options: &OpenOptions) -> Result<Database> {
         }
     }
     let pipeline = Pipeline::new(&settings)?;
-    Ok(Database {
+    Ok(handle(db, path, settings, pipeline))
+}
+
+/// A handle on an opened (or just created) database, not poisoned.
+fn handle(db: redb::Database, path: &Path, settings: Settings, pipeline: Pipeline) -> Database {
+    Database {
         db,
         path: path.to_owned(),
         settings,
         pipeline,
         poisoned: Mutex::new(None),
-    })
+    }
 }
 
 fn read_settings(path: &Path, db: &redb::Database) -> Result<Settings> {
