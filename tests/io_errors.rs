@@ -269,10 +269,7 @@ fn backend_constructors_refuse_what_they_cannot_use() {
             .create_with_backend(plain.clone())
             .unwrap(),
     );
-    assert_eq!(
-        not_db(&plain.live_image()),
-        "a redb database without lshdb metadata"
-    );
+    assert!(not_db(&plain.live_image()).starts_with("a redb database without lshdb metadata"));
 
     // Create refuses a backend that holds anything.
     let backend = FaultyBackend::new();

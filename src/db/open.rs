@@ -62,7 +62,11 @@ pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Resu
     let db = builder(options)
         .create(path)
         .map_err(|e| map_open_error(path, e))?;
-    initialize(db, path, settings, pipeline)
+    initialize(db, path, settings, pipeline).inspect_err(|_| {
+        // A file without lshdb metadata is of no use and would block a
+        // retry with FileExists: remove it (best effort).
+        let _ = std::fs::remove_file(path);
+    })
 }
 
 pub(super) fn create_with_backend<B: redb::StorageBackend>(
@@ -204,7 +208,10 @@ fn read_settings(path: &Path, db: &redb::Database) -> Result<Settings> {
     let meta_table = match txn.open_table(META) {
         Ok(table) => table,
         Err(redb::TableError::TableDoesNotExist(_)) => {
-            return Err(not_lshdb("a redb database without lshdb metadata"))
+            return Err(not_lshdb(
+                "a redb database without lshdb metadata; if an lshdb create was \
+                 interrupted, delete the file and create it again",
+            ))
         }
         Err(other) => return Err(other.into()),
     };
