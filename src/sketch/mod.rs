@@ -7,6 +7,7 @@
 //! ([`lsh`]).
 
 pub mod bottomk;
+pub mod exact;
 pub mod lsh;
 pub mod measures;
 pub mod minhash;
