@@ -15,7 +15,8 @@ use crate::{Error, Result};
 use redb::{ReadableDatabase, ReadableTable};
 use std::collections::HashMap;
 
-/// A verified near-duplicate pair; `a` was stored before `b`.
+/// A verified near-duplicate pair. From [`Database::pairs`], `a` was stored
+/// before `b`; from [`Database::exact_pairs`], `a < b` in key order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
     /// One document's key.

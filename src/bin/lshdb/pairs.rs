@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 /// Every verified near-duplicate pair, one per line.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb pairs pages.lshdb --threshold 0.9 --json | head")]
+#[command(
+    after_help = "Examples:\n  lshdb pairs pages.lshdb --threshold 0.9 --json | head\n  lshdb pairs pages.lshdb --threshold 0.5 --exact"
+)]
 pub struct PairsArgs {
     /// The database file.
     file: PathBuf,
@@ -20,14 +22,17 @@ pub struct PairsArgs {
     /// One JSON object per line: {"a": KEY, "b": KEY, "similarity": X}.
     #[arg(long)]
     json: bool,
+    /// Exact mode: every pair by prefix filtering over all stored sets, no
+    /// LSH (holds every set in memory; for corpora that fit).
+    #[arg(long)]
+    exact: bool,
 }
 
 pub fn pairs(args: &PairsArgs) -> CmdResult {
     let db = open(&args.file)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
-    note_threshold(&db, threshold);
     let bar = progress(None, "pairs");
-    db.pairs(threshold, |pair| {
+    let emit = |pair: lshdb::Pair| {
         bar.inc(1);
         if args.json {
             json(&json!({"a": pair.a, "b": pair.b, "similarity": pair.similarity}));
@@ -40,7 +45,13 @@ pub fn pairs(args: &PairsArgs) -> CmdResult {
             ));
         }
         true
-    })?;
+    };
+    if args.exact {
+        db.exact_pairs(threshold, emit)?;
+    } else {
+        note_threshold(&db, threshold);
+        db.pairs(threshold, emit)?;
+    }
     bar.finish_and_clear();
     Ok(Outcome::Ok)
 }
