@@ -12,6 +12,7 @@ use crate::sketch::measures::jaccard;
 use crate::store::codec::{decode_signature, SignatureRecord};
 use crate::store::tables::{context, Postings, ReadTables, Reader};
 use crate::{Error, Result};
+use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
 use std::collections::HashMap;
 
@@ -103,7 +104,12 @@ impl Database {
     }
 
     /// The engine of [`Database::pairs`]: calls `emit(tables, a, b, sim)`
-    /// with document ids, a < b.
+    /// with document ids, a < b, in ascending order of a.
+    ///
+    /// Documents are read in id order in blocks of [`PAIR_BLOCK`]; the
+    /// documents of a block find and verify their candidates in parallel
+    /// (rayon, one read snapshot shared by all threads), and the block's
+    /// pairs are then emitted in order, so memory holds one block's pairs.
     fn pair_ids(
         &self,
         threshold: f64,
@@ -112,55 +118,92 @@ impl Database {
         crate::config::check_threshold("threshold", threshold)?;
         let txn = self.redb().begin_read()?;
         let tables = ReadTables::open(&txn)?;
-        let pipeline = self.pipeline();
-        let (mut record, mut band_keys, mut own_set, mut other_set) = (
-            SignatureRecord::default(),
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-        );
-        let mut candidates = Vec::new();
         let mut count = 0;
-        for entry in tables.sigs.iter()? {
-            let (id, bytes) = entry?;
-            let id = id.value();
-            decode_signature(bytes.value(), &mut record)
-                .map_err(|e| context(e, "signature", id))?;
-            pipeline.banding().band_keys(&record.values, &mut band_keys);
-            candidates.clear();
-            for (band, &key) in band_keys.iter().enumerate() {
-                tables.postings(
-                    Postings::Buckets,
-                    band as u32,
-                    key,
-                    Some(id),
-                    usize::MAX,
-                    &mut candidates,
-                )?;
+        let mut sigs = tables.sigs.iter()?;
+        let mut block = Vec::with_capacity(PAIR_BLOCK);
+        loop {
+            block.clear();
+            for entry in sigs.by_ref().take(PAIR_BLOCK) {
+                let (id, bytes) = entry?;
+                let id = id.value();
+                let mut record = SignatureRecord::default();
+                decode_signature(bytes.value(), &mut record)
+                    .map_err(|e| context(e, "signature", id))?;
+                block.push((id, record.values));
             }
-            if candidates.is_empty() {
-                continue;
+            if block.is_empty() {
+                return Ok(count);
             }
-            candidates.sort_unstable();
-            candidates.dedup();
-            if !tables.set_into(id, &mut own_set)? {
-                continue;
-            }
-            for &other in &candidates {
-                if !tables.set_into(other, &mut other_set)? {
-                    continue;
-                }
-                let similarity = jaccard(&own_set, &other_set);
-                if similarity >= threshold {
+            let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
+                .par_iter()
+                .map_init(Scratch::default, |scratch, (id, signature)| {
+                    self.pairs_of(&tables, *id, signature, threshold, scratch)
+                })
+                .collect();
+            for pairs in found {
+                for (a, b, similarity) in pairs? {
                     count += 1;
-                    if !emit(&tables, id, other, similarity)? {
+                    if !emit(&tables, a, b, similarity)? {
                         return Ok(count);
                     }
                 }
             }
         }
-        Ok(count)
     }
+
+    /// The verified pairs (id, other, similarity) of document `id` with
+    /// every document of larger id sharing one of its buckets.
+    fn pairs_of(
+        &self,
+        tables: &ReadTables,
+        id: u64,
+        signature: &[u32],
+        threshold: f64,
+        scratch: &mut Scratch,
+    ) -> Result<Vec<(u64, u64, f64)>> {
+        self.pipeline()
+            .banding()
+            .band_keys(signature, &mut scratch.band_keys);
+        scratch.candidates.clear();
+        for (band, &key) in scratch.band_keys.iter().enumerate() {
+            tables.postings(
+                Postings::Buckets,
+                band as u32,
+                key,
+                Some(id),
+                usize::MAX,
+                &mut scratch.candidates,
+            )?;
+        }
+        let mut pairs = Vec::new();
+        if scratch.candidates.is_empty() || !tables.set_into(id, &mut scratch.own_set)? {
+            return Ok(pairs);
+        }
+        scratch.candidates.sort_unstable();
+        scratch.candidates.dedup();
+        for &other in &scratch.candidates {
+            if !tables.set_into(other, &mut scratch.other_set)? {
+                continue;
+            }
+            let similarity = jaccard(&scratch.own_set, &scratch.other_set);
+            if similarity >= threshold {
+                pairs.push((id, other, similarity));
+            }
+        }
+        Ok(pairs)
+    }
+}
+
+/// Documents whose candidates are verified in parallel at a time.
+const PAIR_BLOCK: usize = 2048;
+
+/// One worker's reusable buffers.
+#[derive(Default)]
+struct Scratch {
+    band_keys: Vec<u64>,
+    candidates: Vec<u64>,
+    own_set: Vec<u32>,
+    other_set: Vec<u32>,
 }
 
 /// The last few id → key look-ups (pairs repeat the same document).

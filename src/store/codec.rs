@@ -263,20 +263,43 @@ fn parse_set(bytes: &[u8], out: &mut Vec<u32>) -> Result<()> {
         )));
     };
     out.reserve(count);
-    let mut prev: Option<u32> = None;
-    for _ in 0..count {
-        let delta = r.varint()?;
-        if prev.is_some() && delta == 0 {
+    // The hot loop of every query and of `pairs`: gaps are decoded straight
+    // from the payload slice (a gap of a u32 set needs at most 5 bytes), with
+    // the same checks as `Reader::varint` (no overlong or overflowing
+    // varint, strictly increasing values).
+    let payload = r.bytes(r.remaining() as u64)?;
+    let mut pos = 0;
+    let mut prev = 0u64;
+    for i in 0..count {
+        let (mut gap, mut shift) = (0u64, 0u32);
+        loop {
+            let Some(&byte) = payload.get(pos) else {
+                return Err(r.error("truncated varint"));
+            };
+            pos += 1;
+            if shift > 0 && byte == 0 {
+                return Err(r.error("overlong varint"));
+            }
+            gap |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                break;
+            }
+            shift += 7;
+            if shift > 28 {
+                return Err(r.error("value above u32::MAX"));
+            }
+        }
+        if i > 0 && gap == 0 {
             return Err(r.error("values not strictly increasing"));
         }
-        let value = u64::from(prev.unwrap_or(0))
-            .checked_add(delta)
-            .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| r.error("value above u32::MAX"))?;
+        prev += gap;
+        let value = u32::try_from(prev).map_err(|_| r.error("value above u32::MAX"))?;
         out.push(value);
-        prev = Some(value);
     }
-    r.finish()
+    if pos != payload.len() {
+        return Err(r.error(format_args!("{} trailing byte(s)", payload.len() - pos)));
+    }
+    Ok(())
 }
 
 /// A decoded signature record.
