@@ -36,6 +36,7 @@
 mod config;
 mod db;
 mod error;
+mod guard;
 pub mod hash;
 mod query;
 pub mod shingle;

@@ -32,13 +32,13 @@ impl<'db> Batch<'db> {
     }
 
     fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
-        let result = (|| {
+        crate::guard::guard(|| {
             let mut writer = Writer::open(&self.txn, self.db.pipeline())?;
             let out = f(&mut writer)?;
             writer.finish()?;
             Ok(out)
-        })();
-        result.map_err(|e| self.db.poison(e))
+        })
+        .map_err(|e| self.db.poison(e))
     }
 
     /// Inserts or replaces a document.
@@ -66,12 +66,15 @@ impl<'db> Batch<'db> {
 
     /// Commits every operation durably, at once.
     pub fn commit(self) -> Result<()> {
-        self.txn.commit().map_err(|e| self.db.poison(e.into()))
+        let db = self.db;
+        crate::guard::guard(|| Ok(self.txn.commit()?)).map_err(|e| db.poison(e))
     }
 
     /// Discards every operation.
     pub fn abort(self) -> Result<()> {
-        self.txn.abort()?;
-        Ok(())
+        crate::guard::guard(|| {
+            self.txn.abort()?;
+            Ok(())
+        })
     }
 }

@@ -152,8 +152,8 @@ impl Database {
     /// Writes the prepared documents of one chunk in one transaction;
     /// returns (stored, replaced).
     fn write_chunk(&self, chunk: &[(String, Result<Prepared>)]) -> Result<(u64, u64)> {
-        let txn = self.redb().begin_write()?;
-        let result = (|| {
+        crate::guard::guard(|| {
+            let txn = self.redb().begin_write()?;
             let docs: Vec<&Prepared> = chunk.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
             let replaced = {
                 let mut writer = Writer::open(&txn, self.pipeline())?;
@@ -163,7 +163,7 @@ impl Database {
             };
             txn.commit()?;
             Ok((docs.len() as u64, replaced))
-        })();
-        result.map_err(|e| self.poison(e))
+        })
+        .map_err(|e| self.poison(e))
     }
 }

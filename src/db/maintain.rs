@@ -66,106 +66,110 @@ impl Database {
     /// checksum and encoding, keys ↔ documents, and every posting each
     /// document should have (and no others).
     pub fn check(&mut self) -> Result<CheckReport> {
-        let mut report = CheckReport {
-            storage_ok: self.db.check_integrity().unwrap_or(false),
-            ..CheckReport::default()
-        };
-        let txn = self.db.begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        let pipeline = &self.pipeline;
-        let n = pipeline.num_perm();
-        let (mut record, mut band_keys, mut blocks, mut set) = (
-            SignatureRecord::default(),
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-        );
-        let mut expected_postings = 0u64;
-        for entry in tables.keys.iter()? {
-            let (key, id) = entry?;
-            let (key, id) = (key.value().to_owned(), id.value());
-            report.documents += 1;
-            match tables.doc(id) {
-                Ok(Some(doc)) if doc.key == key => {}
-                Ok(Some(doc)) => report.problem(format!(
-                    "key `{key}` points at document {id}, which is stored under `{}`",
-                    doc.key
-                )),
-                Ok(None) => report.problem(format!("key `{key}` points at missing document {id}")),
-                Err(e) => report.problem(e.to_string()),
-            }
-            // Only a set that was read can be compared with its signature
-            // (a missing or damaged one is reported here, once).
-            let set_read = match tables.set_into(id, &mut set) {
-                Ok(true) => true,
-                Ok(false) => {
-                    report.problem(format!("document {id} has no shingle set"));
-                    false
-                }
-                Err(e) => {
-                    report.problem(e.to_string());
-                    false
-                }
+        crate::guard::guard(|| {
+            let mut report = CheckReport {
+                storage_ok: self.db.check_integrity().unwrap_or(false),
+                ..CheckReport::default()
             };
-            match tables.signature_into(id, &mut record) {
-                Ok(true) => {}
-                Ok(false) => {
-                    report.problem(format!("document {id} has no signature"));
-                    continue;
+            let txn = self.db.begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let pipeline = &self.pipeline;
+            let n = pipeline.num_perm();
+            let (mut record, mut band_keys, mut blocks, mut set) = (
+                SignatureRecord::default(),
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+            );
+            let mut expected_postings = 0u64;
+            for entry in tables.keys.iter()? {
+                let (key, id) = entry?;
+                let (key, id) = (key.value().to_owned(), id.value());
+                report.documents += 1;
+                match tables.doc(id) {
+                    Ok(Some(doc)) if doc.key == key => {}
+                    Ok(Some(doc)) => report.problem(format!(
+                        "key `{key}` points at document {id}, which is stored under `{}`",
+                        doc.key
+                    )),
+                    Ok(None) => {
+                        report.problem(format!("key `{key}` points at missing document {id}"))
+                    }
+                    Err(e) => report.problem(e.to_string()),
                 }
-                Err(e) => {
-                    report.problem(e.to_string());
-                    continue;
+                // Only a set that was read can be compared with its signature
+                // (a missing or damaged one is reported here, once).
+                let set_read = match tables.set_into(id, &mut set) {
+                    Ok(true) => true,
+                    Ok(false) => {
+                        report.problem(format!("document {id} has no shingle set"));
+                        false
+                    }
+                    Err(e) => {
+                        report.problem(e.to_string());
+                        false
+                    }
+                };
+                match tables.signature_into(id, &mut record) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        report.problem(format!("document {id} has no signature"));
+                        continue;
+                    }
+                    Err(e) => {
+                        report.problem(e.to_string());
+                        continue;
+                    }
                 }
-            }
-            if record.values.len() != n {
-                report.problem(format!(
-                    "signature of document {id} has {} values, expected {n}",
-                    record.values.len()
-                ));
-                continue;
-            }
-            if set_read && record.set_len as usize != set.len() {
-                report.problem(format!(
-                    "signature of document {id} records {} shingles, its set has {}",
-                    record.set_len,
-                    set.len()
-                ));
-            }
-            pipeline.index_keys(&record, &mut band_keys, &mut blocks);
-            expected_postings += (band_keys.len() + blocks.len()) as u64;
-            for (band, &key) in band_keys.iter().enumerate() {
-                if tables.buckets.get((band as u32, key, id))?.is_none() {
+                if record.values.len() != n {
                     report.problem(format!(
-                        "document {id} is missing from its bucket in band {band}"
+                        "signature of document {id} has {} values, expected {n}",
+                        record.values.len()
+                    ));
+                    continue;
+                }
+                if set_read && record.set_len as usize != set.len() {
+                    report.problem(format!(
+                        "signature of document {id} records {} shingles, its set has {}",
+                        record.set_len,
+                        set.len()
+                    ));
+                }
+                pipeline.index_keys(&record, &mut band_keys, &mut blocks);
+                expected_postings += (band_keys.len() + blocks.len()) as u64;
+                for (band, &key) in band_keys.iter().enumerate() {
+                    if tables.buckets.get((band as u32, key, id))?.is_none() {
+                        report.problem(format!(
+                            "document {id} is missing from its bucket in band {band}"
+                        ));
+                    }
+                }
+                for (block, &value) in blocks.iter().enumerate() {
+                    if tables.blocks.get((block as u32, value, id))?.is_none() {
+                        report.problem(format!(
+                            "document {id} is missing from SimHash block {block}"
+                        ));
+                    }
+                }
+            }
+            for (name, table_len) in [
+                ("documents", tables.docs.len()?),
+                ("shingle sets", tables.sets.len()?),
+                ("signatures", tables.sigs.len()?),
+            ] {
+                if table_len != report.documents {
+                    report.problem(format!(
+                        "{table_len} {name} stored for {} keys",
+                        report.documents
                     ));
                 }
             }
-            for (block, &value) in blocks.iter().enumerate() {
-                if tables.blocks.get((block as u32, value, id))?.is_none() {
-                    report.problem(format!(
-                        "document {id} is missing from SimHash block {block}"
-                    ));
-                }
+            report.postings = tables.buckets.len()? + tables.blocks.len()?;
+            if report.postings != expected_postings {
+                self.find_stray_postings(&tables, &mut report)?;
             }
-        }
-        for (name, table_len) in [
-            ("documents", tables.docs.len()?),
-            ("shingle sets", tables.sets.len()?),
-            ("signatures", tables.sigs.len()?),
-        ] {
-            if table_len != report.documents {
-                report.problem(format!(
-                    "{table_len} {name} stored for {} keys",
-                    report.documents
-                ));
-            }
-        }
-        report.postings = tables.buckets.len()? + tables.blocks.len()?;
-        if report.postings != expected_postings {
-            self.find_stray_postings(&tables, &mut report)?;
-        }
-        Ok(report)
+            Ok(report)
+        })
     }
 
     /// Walks the posting tables for postings no document accounts for.
@@ -203,8 +207,10 @@ impl Database {
 
     /// Reclaims the space of deleted data; true when anything was moved.
     pub fn compact(&mut self) -> Result<bool> {
-        self.check_poisoned()?;
-        Ok(self.db.compact()?)
+        crate::guard::guard(|| {
+            self.check_poisoned()?;
+            Ok(self.db.compact()?)
+        })
     }
 
     /// Re-bands the index for a new threshold: the tuner picks bands and
@@ -212,105 +218,109 @@ impl Database {
     /// the stored signatures, in one transaction, without re-reading any
     /// document.
     pub fn reband(&mut self, threshold: f64, bands: Option<(usize, usize)>) -> Result<()> {
-        self.check_poisoned()?;
-        crate::config::check_threshold("threshold", threshold)?;
-        let n = self.settings.minhash.num_perm;
-        let (bands, rows) = match bands {
-            Some(explicit) => explicit,
-            None => {
-                let banding = tune(&TuneGoal::new(threshold, n))?.banding;
-                (banding.bands(), banding.rows())
-            }
-        };
-        let settings = Settings {
-            threshold,
-            bands,
-            rows,
-            ..self.settings.clone()
-        };
-        let pipeline = Pipeline::new(&settings)?;
-        let txn = self.db.begin_write()?;
-        let result = (|| {
-            txn.delete_table(BUCKETS)?;
-            {
-                let sigs = txn.open_table(SIGS)?;
-                let mut buckets = txn.open_table(BUCKETS)?;
-                let (mut record, mut band_keys) = (SignatureRecord::default(), Vec::new());
-                for entry in sigs.iter()? {
-                    let (id, bytes) = entry?;
-                    let id = id.value();
-                    codec::decode_signature(bytes.value(), &mut record)
-                        .map_err(|e| crate::store::tables::context(e, "signature", id))?;
-                    pipeline.banding().band_keys(&record.values, &mut band_keys);
-                    for (band, &key) in band_keys.iter().enumerate() {
-                        buckets.insert((band as u32, key, id), ())?;
-                    }
+        crate::guard::guard(|| {
+            self.check_poisoned()?;
+            crate::config::check_threshold("threshold", threshold)?;
+            let n = self.settings.minhash.num_perm;
+            let (bands, rows) = match bands {
+                Some(explicit) => explicit,
+                None => {
+                    let banding = tune(&TuneGoal::new(threshold, n))?.banding;
+                    (banding.bands(), banding.rows())
                 }
-                let mut meta_table = txn.open_table(META)?;
-                meta::write_header(&mut meta_table, &settings)?;
-            }
-            txn.commit()?;
-            Ok::<(), Error>(())
-        })();
-        result.map_err(|e| self.poison(e))?;
-        self.settings = settings;
-        self.pipeline = pipeline;
-        Ok(())
+            };
+            let settings = Settings {
+                threshold,
+                bands,
+                rows,
+                ..self.settings.clone()
+            };
+            let pipeline = Pipeline::new(&settings)?;
+            let txn = self.db.begin_write()?;
+            let result = (|| {
+                txn.delete_table(BUCKETS)?;
+                {
+                    let sigs = txn.open_table(SIGS)?;
+                    let mut buckets = txn.open_table(BUCKETS)?;
+                    let (mut record, mut band_keys) = (SignatureRecord::default(), Vec::new());
+                    for entry in sigs.iter()? {
+                        let (id, bytes) = entry?;
+                        let id = id.value();
+                        codec::decode_signature(bytes.value(), &mut record)
+                            .map_err(|e| crate::store::tables::context(e, "signature", id))?;
+                        pipeline.banding().band_keys(&record.values, &mut band_keys);
+                        for (band, &key) in band_keys.iter().enumerate() {
+                            buckets.insert((band as u32, key, id), ())?;
+                        }
+                    }
+                    let mut meta_table = txn.open_table(META)?;
+                    meta::write_header(&mut meta_table, &settings)?;
+                }
+                txn.commit()?;
+                Ok::<(), Error>(())
+            })();
+            result.map_err(|e| self.poison(e))?;
+            self.settings = settings;
+            self.pipeline = pipeline;
+            Ok(())
+        })
     }
 
     /// Document count, size on disk, and the bucket-size distribution.
     pub fn stats(&self) -> Result<Stats> {
-        let txn = self.db.begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        let mut stats = Stats {
-            documents: tables.len()?,
-            file_bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
-            ..Stats::default()
-        };
-        let mut shingles = 0u64;
-        for entry in tables.sigs.iter()? {
-            let (id, bytes) = entry?;
-            shingles += u64::from(
-                codec::peek_set_len(bytes.value())
-                    .map_err(|e| crate::store::tables::context(e, "signature", id.value()))?,
-            );
-        }
-        if stats.documents > 0 {
-            stats.mean_shingles = shingles as f64 / stats.documents as f64;
-        }
-        let mut current: Option<((u32, u64), u64)> = None;
-        let record_bucket = |stats: &mut Stats, (band, key): (u32, u64), size: u64| {
-            stats.buckets += 1;
-            let class = (63 - size.leading_zeros()) as usize;
-            if stats.histogram.len() <= class {
-                stats.histogram.resize(class + 1, 0);
-            }
-            stats.histogram[class] += 1;
-            stats.largest.push((band, key, size));
-            if stats.largest.len() > 64 {
-                stats.largest.sort_by_key(|b| std::cmp::Reverse(b.2));
-                stats.largest.truncate(10);
-            }
-        };
-        for entry in tables.buckets.iter()? {
-            let (band, key, _) = entry?.0.value();
-            stats.postings += 1;
-            current = match current {
-                Some((bucket, size)) if bucket == (band, key) => Some((bucket, size + 1)),
-                Some((bucket, size)) => {
-                    record_bucket(&mut stats, bucket, size);
-                    Some(((band, key), 1))
-                }
-                None => Some(((band, key), 1)),
+        crate::guard::guard(|| {
+            let txn = self.db.begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let mut stats = Stats {
+                documents: tables.len()?,
+                file_bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
+                ..Stats::default()
             };
-        }
-        if let Some((bucket, size)) = current {
-            record_bucket(&mut stats, bucket, size);
-        }
-        stats
-            .largest
-            .sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-        stats.largest.truncate(10);
-        Ok(stats)
+            let mut shingles = 0u64;
+            for entry in tables.sigs.iter()? {
+                let (id, bytes) = entry?;
+                shingles += u64::from(
+                    codec::peek_set_len(bytes.value())
+                        .map_err(|e| crate::store::tables::context(e, "signature", id.value()))?,
+                );
+            }
+            if stats.documents > 0 {
+                stats.mean_shingles = shingles as f64 / stats.documents as f64;
+            }
+            let mut current: Option<((u32, u64), u64)> = None;
+            let record_bucket = |stats: &mut Stats, (band, key): (u32, u64), size: u64| {
+                stats.buckets += 1;
+                let class = (63 - size.leading_zeros()) as usize;
+                if stats.histogram.len() <= class {
+                    stats.histogram.resize(class + 1, 0);
+                }
+                stats.histogram[class] += 1;
+                stats.largest.push((band, key, size));
+                if stats.largest.len() > 64 {
+                    stats.largest.sort_by_key(|b| std::cmp::Reverse(b.2));
+                    stats.largest.truncate(10);
+                }
+            };
+            for entry in tables.buckets.iter()? {
+                let (band, key, _) = entry?.0.value();
+                stats.postings += 1;
+                current = match current {
+                    Some((bucket, size)) if bucket == (band, key) => Some((bucket, size + 1)),
+                    Some((bucket, size)) => {
+                        record_bucket(&mut stats, bucket, size);
+                        Some(((band, key), 1))
+                    }
+                    None => Some(((band, key), 1)),
+                };
+            }
+            if let Some((bucket, size)) = current {
+                record_bucket(&mut stats, bucket, size);
+            }
+            stats
+                .largest
+                .sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            stats.largest.truncate(10);
+            Ok(stats)
+        })
     }
 }

@@ -208,66 +208,74 @@ impl Database {
 
     /// The document stored under `key`.
     pub fn get(&self, key: &str) -> Result<Option<StoredDocument>> {
-        let txn = self.db.begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        let Some(id) = tables.id_of(key)? else {
-            return Ok(None);
-        };
-        let doc = tables.doc(id)?.ok_or_else(|| {
-            Error::corrupted(format!("key `{key}` points at missing document {id}"))
-        })?;
-        let mut signature = crate::store::codec::SignatureRecord::default();
-        if !tables.signature_into(id, &mut signature)? {
-            return Err(Error::corrupted(format!("document {id} has no signature")));
-        }
-        Ok(Some(StoredDocument {
-            key: doc.key,
-            text: doc.text,
-            shingles: signature.set_len as usize,
-            simhash: signature.simhash,
-        }))
+        crate::guard::guard(|| {
+            let txn = self.db.begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let Some(id) = tables.id_of(key)? else {
+                return Ok(None);
+            };
+            let doc = tables.doc(id)?.ok_or_else(|| {
+                Error::corrupted(format!("key `{key}` points at missing document {id}"))
+            })?;
+            let mut signature = crate::store::codec::SignatureRecord::default();
+            if !tables.signature_into(id, &mut signature)? {
+                return Err(Error::corrupted(format!("document {id} has no signature")));
+            }
+            Ok(Some(StoredDocument {
+                key: doc.key,
+                text: doc.text,
+                shingles: signature.set_len as usize,
+                simhash: signature.simhash,
+            }))
+        })
     }
 
     /// Calls `f` with every stored document in key order, from one snapshot,
     /// with its shingle set; stops when `f` returns false. Export and
     /// incremental scans build on this.
     pub fn for_each(&self, mut f: impl FnMut(ExportedDocument) -> bool) -> Result<()> {
-        use redb::ReadableTable;
-        let txn = self.db.begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        for entry in tables.keys.iter()? {
-            let (key, id) = entry?;
-            let (key, id) = (key.value().to_owned(), id.value());
-            let doc = tables.doc(id)?.ok_or_else(|| {
-                Error::corrupted(format!("key `{key}` points at missing document {id}"))
-            })?;
-            let mut shingles = Vec::new();
-            if !tables.set_into(id, &mut shingles)? {
-                return Err(Error::corrupted(format!(
-                    "document {id} has no shingle set"
-                )));
+        crate::guard::guard(|| {
+            use redb::ReadableTable;
+            let txn = self.db.begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            for entry in tables.keys.iter()? {
+                let (key, id) = entry?;
+                let (key, id) = (key.value().to_owned(), id.value());
+                let doc = tables.doc(id)?.ok_or_else(|| {
+                    Error::corrupted(format!("key `{key}` points at missing document {id}"))
+                })?;
+                let mut shingles = Vec::new();
+                if !tables.set_into(id, &mut shingles)? {
+                    return Err(Error::corrupted(format!(
+                        "document {id} has no shingle set"
+                    )));
+                }
+                if !f(ExportedDocument {
+                    key,
+                    text: doc.text,
+                    shingles,
+                }) {
+                    break;
+                }
             }
-            if !f(ExportedDocument {
-                key,
-                text: doc.text,
-                shingles,
-            }) {
-                break;
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Whether a document is stored under `key`.
     pub fn contains(&self, key: &str) -> Result<bool> {
-        let txn = self.db.begin_read()?;
-        Ok(ReadTables::open(&txn)?.id_of(key)?.is_some())
+        crate::guard::guard(|| {
+            let txn = self.db.begin_read()?;
+            Ok(ReadTables::open(&txn)?.id_of(key)?.is_some())
+        })
     }
 
     /// The number of stored documents.
     pub fn len(&self) -> Result<u64> {
-        let txn = self.db.begin_read()?;
-        ReadTables::open(&txn)?.len()
+        crate::guard::guard(|| {
+            let txn = self.db.begin_read()?;
+            ReadTables::open(&txn)?.len()
+        })
     }
 
     /// Whether the database holds no document.
@@ -294,16 +302,18 @@ impl Database {
 
     /// A write transaction committing many operations at once.
     pub fn batch(&self) -> Result<Batch<'_>> {
-        self.check_poisoned()?;
-        Ok(Batch::new(self, self.db.begin_write()?))
+        crate::guard::guard(|| {
+            self.check_poisoned()?;
+            Ok(Batch::new(self, self.db.begin_write()?))
+        })
     }
 
     /// Runs `f` in a write transaction and commits it durably. Any failure
     /// after the transaction began poisons the handle.
     fn write<T>(&self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
         self.check_poisoned()?;
-        let txn = self.db.begin_write()?;
-        let result = (|| {
+        crate::guard::guard(|| {
+            let txn = self.db.begin_write()?;
             let out = {
                 let mut writer = Writer::open(&txn, &self.pipeline)?;
                 let out = f(&mut writer)?;
@@ -312,8 +322,8 @@ impl Database {
             };
             txn.commit()?;
             Ok(out)
-        })();
-        result.map_err(|e| self.poison(e))
+        })
+        .map_err(|e| self.poison(e))
     }
 
     pub(crate) fn check_poisoned(&self) -> Result<()> {

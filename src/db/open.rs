@@ -53,19 +53,21 @@ fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
 }
 
 pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Result<Database> {
-    let (settings, pipeline) = resolve(&config)?;
-    if path.exists() {
-        return Err(Error::FileExists {
-            path: path.to_owned(),
-        });
-    }
-    let db = builder(options)
-        .create(path)
-        .map_err(|e| map_open_error(path, e))?;
-    initialize(db, path, settings, pipeline).inspect_err(|_| {
-        // A file without lshdb metadata is of no use and would block a
-        // retry with FileExists: remove it (best effort).
-        let _ = std::fs::remove_file(path);
+    crate::guard::guard(|| {
+        let (settings, pipeline) = resolve(&config)?;
+        if path.exists() {
+            return Err(Error::FileExists {
+                path: path.to_owned(),
+            });
+        }
+        let db = builder(options)
+            .create(path)
+            .map_err(|e| map_open_error(path, e))?;
+        initialize(db, path, settings, pipeline).inspect_err(|_| {
+            // A file without lshdb metadata is of no use and would block a
+            // retry with FileExists: remove it (best effort).
+            let _ = std::fs::remove_file(path);
+        })
     })
 }
 
@@ -74,18 +76,20 @@ pub(super) fn create_with_backend<B: redb::StorageBackend>(
     config: Config,
     options: &OpenOptions,
 ) -> Result<Database> {
-    let (settings, pipeline) = resolve(&config)?;
-    let path = Path::new(BACKEND_PATH);
-    // redb would open what the backend holds; creating means starting empty.
-    if backend.len()? != 0 {
-        return Err(Error::FileExists {
-            path: path.to_owned(),
-        });
-    }
-    let db = builder(options)
-        .create_with_backend(backend)
-        .map_err(|e| map_open_error(path, e))?;
-    initialize(db, path, settings, pipeline)
+    crate::guard::guard(|| {
+        let (settings, pipeline) = resolve(&config)?;
+        let path = Path::new(BACKEND_PATH);
+        // redb would open what the backend holds; creating means starting empty.
+        if backend.len()? != 0 {
+            return Err(Error::FileExists {
+                path: path.to_owned(),
+            });
+        }
+        let db = builder(options)
+            .create_with_backend(backend)
+            .map_err(|e| map_open_error(path, e))?;
+        initialize(db, path, settings, pipeline)
+    })
 }
 
 /// Writes a new database's metadata and creates every table, in one
@@ -151,24 +155,28 @@ fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
 }
 
 pub(super) fn open(path: &Path, options: &OpenOptions) -> Result<Database> {
-    check_header(path)?;
-    let db = builder(options)
-        .open(path)
-        .map_err(|e| map_open_error(path, e))?;
-    attach(db, path, options)
+    crate::guard::guard(|| {
+        check_header(path)?;
+        let db = builder(options)
+            .open(path)
+            .map_err(|e| map_open_error(path, e))?;
+        attach(db, path, options)
+    })
 }
 
 pub(super) fn open_with_backend<B: redb::StorageBackend>(
     backend: B,
     options: &OpenOptions,
 ) -> Result<Database> {
-    let path = Path::new(BACKEND_PATH);
-    check_backend_header(path, &backend)?;
-    // Not empty (checked above), so redb opens, and never initializes.
-    let db = builder(options)
-        .create_with_backend(backend)
-        .map_err(|e| map_open_error(path, e))?;
-    attach(db, path, options)
+    crate::guard::guard(|| {
+        let path = Path::new(BACKEND_PATH);
+        check_backend_header(path, &backend)?;
+        // Not empty (checked above), so redb opens, and never initializes.
+        let db = builder(options)
+            .create_with_backend(backend)
+            .map_err(|e| map_open_error(path, e))?;
+        attach(db, path, options)
+    })
 }
 
 /// Makes an opened redb database a [`Database`]: reads and checks the

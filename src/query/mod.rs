@@ -110,20 +110,21 @@ impl<'db> Query<'db> {
     /// [`Error::EmptyDocument`] for a query with no shingles;
     /// [`Error::NotFound`] for an unknown key; storage errors.
     pub fn run(mut self) -> Result<QueryResult> {
-        crate::config::check_threshold("threshold", self.options.threshold)?;
-        let txn = self.db.redb().begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        let start = Instant::now();
-        let sketch = self.sketch(&tables, false)?;
-        let sketch_time = start.elapsed();
-        let planned = plan::run(&tables, self.db.pipeline(), &sketch, &self.options)?;
-        let mut explain = planned.explain;
-        explain.sketch_time = sketch_time;
-        let index_threshold = self.db.settings().threshold;
-        if self.options.threshold < index_threshold {
-            explain.warnings.insert(
-                0,
-                format!(
+        crate::guard::guard(|| {
+            crate::config::check_threshold("threshold", self.options.threshold)?;
+            let txn = self.db.redb().begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let start = Instant::now();
+            let sketch = self.sketch(&tables, false)?;
+            let sketch_time = start.elapsed();
+            let planned = plan::run(&tables, self.db.pipeline(), &sketch, &self.options)?;
+            let mut explain = planned.explain;
+            explain.sketch_time = sketch_time;
+            let index_threshold = self.db.settings().threshold;
+            if self.options.threshold < index_threshold {
+                explain.warnings.insert(
+                    0,
+                    format!(
                     "query threshold {} is below the index threshold {}: a pair at similarity {} \
                      becomes a candidate with probability {:.2}, so some hits may be missed",
                     self.options.threshold,
@@ -131,10 +132,11 @@ impl<'db> Query<'db> {
                     self.options.threshold,
                     explain.candidate_probability_at_threshold
                 ),
-            );
-        }
-        let hits = plan::resolve(&tables, planned.hits)?;
-        Ok(QueryResult { hits, explain })
+                );
+            }
+            let hits = plan::resolve(&tables, planned.hits)?;
+            Ok(QueryResult { hits, explain })
+        })
     }
 
     /// The query's sketch; for a stored key, rebuilt from stored records,

@@ -115,40 +115,42 @@ impl Database {
         threshold: f64,
         mut emit: impl FnMut(&ReadTables, u64, u64, f64) -> Result<bool>,
     ) -> Result<u64> {
-        crate::config::check_threshold("threshold", threshold)?;
-        let txn = self.redb().begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        let mut count = 0;
-        let mut sigs = tables.sigs.iter()?;
-        let mut block = Vec::with_capacity(PAIR_BLOCK);
-        loop {
-            block.clear();
-            for entry in sigs.by_ref().take(PAIR_BLOCK) {
-                let (id, bytes) = entry?;
-                let id = id.value();
-                let mut record = SignatureRecord::default();
-                decode_signature(bytes.value(), &mut record)
-                    .map_err(|e| context(e, "signature", id))?;
-                block.push((id, record.values));
-            }
-            if block.is_empty() {
-                return Ok(count);
-            }
-            let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
-                .par_iter()
-                .map_init(Scratch::default, |scratch, (id, signature)| {
-                    self.pairs_of(&tables, *id, signature, threshold, scratch)
-                })
-                .collect();
-            for pairs in found {
-                for (a, b, similarity) in pairs? {
-                    count += 1;
-                    if !emit(&tables, a, b, similarity)? {
-                        return Ok(count);
+        crate::guard::guard(|| {
+            crate::config::check_threshold("threshold", threshold)?;
+            let txn = self.redb().begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let mut count = 0;
+            let mut sigs = tables.sigs.iter()?;
+            let mut block = Vec::with_capacity(PAIR_BLOCK);
+            loop {
+                block.clear();
+                for entry in sigs.by_ref().take(PAIR_BLOCK) {
+                    let (id, bytes) = entry?;
+                    let id = id.value();
+                    let mut record = SignatureRecord::default();
+                    decode_signature(bytes.value(), &mut record)
+                        .map_err(|e| context(e, "signature", id))?;
+                    block.push((id, record.values));
+                }
+                if block.is_empty() {
+                    return Ok(count);
+                }
+                let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
+                    .par_iter()
+                    .map_init(Scratch::default, |scratch, (id, signature)| {
+                        self.pairs_of(&tables, *id, signature, threshold, scratch)
+                    })
+                    .collect();
+                for pairs in found {
+                    for (a, b, similarity) in pairs? {
+                        count += 1;
+                        if !emit(&tables, a, b, similarity)? {
+                            return Ok(count);
+                        }
                     }
                 }
             }
-        }
+        })
     }
 
     /// The verified pairs (id, other, similarity) of document `id` with

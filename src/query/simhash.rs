@@ -38,69 +38,71 @@ impl Query<'_> {
         mut self,
         max_distance: u32,
     ) -> Result<(Vec<SimHashHit>, Vec<TruncatedBucket>)> {
-        let blocks = self
-            .db
-            .pipeline()
-            .simhash_blocks()
-            .ok_or(Error::IndexDisabled("the SimHash index"))?;
-        if max_distance >= blocks {
-            return Err(Error::invalid(
-                "max_distance",
-                format!(
+        crate::guard::guard(|| {
+            let blocks = self
+                .db
+                .pipeline()
+                .simhash_blocks()
+                .ok_or(Error::IndexDisabled("the SimHash index"))?;
+            if max_distance >= blocks {
+                return Err(Error::invalid(
+                    "max_distance",
+                    format!(
                     "this database's SimHash index finds distances up to {}, got {max_distance}",
                     blocks - 1
                 ),
-            ));
-        }
-        let txn = self.db.redb().begin_read()?;
-        let tables = ReadTables::open(&txn)?;
-        let fingerprint = self.sketch(&tables, true)?.simhash;
-        let mut candidates = Vec::new();
-        let mut truncated = Vec::new();
-        for i in 0..blocks {
-            let before = candidates.len();
-            let value = block(fingerprint, i, blocks)?;
-            if tables.postings(
-                Postings::Blocks,
-                i,
-                value,
-                None,
-                self.options.max_bucket,
-                &mut candidates,
-            )? {
-                truncated.push(TruncatedBucket {
-                    band: i as usize,
-                    read: candidates.len() - before,
-                });
+                ));
             }
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut record = SignatureRecord::default();
-        let mut hits = Vec::new();
-        for id in candidates {
-            if Some(id) == self.options.exclude || !tables.signature_into(id, &mut record)? {
-                continue;
+            let txn = self.db.redb().begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let fingerprint = self.sketch(&tables, true)?.simhash;
+            let mut candidates = Vec::new();
+            let mut truncated = Vec::new();
+            for i in 0..blocks {
+                let before = candidates.len();
+                let value = block(fingerprint, i, blocks)?;
+                if tables.postings(
+                    Postings::Blocks,
+                    i,
+                    value,
+                    None,
+                    self.options.max_bucket,
+                    &mut candidates,
+                )? {
+                    truncated.push(TruncatedBucket {
+                        band: i as usize,
+                        read: candidates.len() - before,
+                    });
+                }
             }
-            let Some(stored) = record.simhash else {
-                continue;
-            };
-            let distance = hamming(fingerprint, stored);
-            if distance <= max_distance {
-                let doc = tables.doc(id)?.ok_or_else(|| {
-                    Error::corrupted(format!("posting points at missing document {id}"))
-                })?;
-                hits.push(SimHashHit {
-                    key: doc.key,
-                    distance,
-                    fingerprint: stored,
-                });
+            candidates.sort_unstable();
+            candidates.dedup();
+            let mut record = SignatureRecord::default();
+            let mut hits = Vec::new();
+            for id in candidates {
+                if Some(id) == self.options.exclude || !tables.signature_into(id, &mut record)? {
+                    continue;
+                }
+                let Some(stored) = record.simhash else {
+                    continue;
+                };
+                let distance = hamming(fingerprint, stored);
+                if distance <= max_distance {
+                    let doc = tables.doc(id)?.ok_or_else(|| {
+                        Error::corrupted(format!("posting points at missing document {id}"))
+                    })?;
+                    hits.push(SimHashHit {
+                        key: doc.key,
+                        distance,
+                        fingerprint: stored,
+                    });
+                }
             }
-        }
-        hits.sort_by(|a, b| a.distance.cmp(&b.distance).then_with(|| a.key.cmp(&b.key)));
-        if let Some(limit) = self.options.limit {
-            hits.truncate(limit);
-        }
-        Ok((hits, truncated))
+            hits.sort_by(|a, b| a.distance.cmp(&b.distance).then_with(|| a.key.cmp(&b.key)));
+            if let Some(limit) = self.options.limit {
+                hits.truncate(limit);
+            }
+            Ok((hits, truncated))
+        })
     }
 }
