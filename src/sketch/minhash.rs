@@ -266,7 +266,9 @@ impl MinHasher {
         &self.config
     }
 
-    /// The signature of a sorted set of distinct shingle hashes.
+    /// The signature of a set of shingle hashes. Order and repeats do not
+    /// matter (every position is a minimum), so an unsorted bag gives the
+    /// same signature as its sorted set.
     pub fn signature(&self, set: &[u32]) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.config.num_perm);
         self.signature_into(set, &mut out);

@@ -12,4 +12,5 @@ pub mod lsh;
 pub mod measures;
 pub mod minhash;
 pub mod oph;
+pub mod signer;
 pub mod simhash;

@@ -78,28 +78,31 @@ impl OnePermutation {
     pub fn signature_into(&self, set: &[u32], out: &mut Vec<u32>) {
         out.clear();
         out.resize(self.bins, EMPTY);
-        let mut filled = vec![false; self.bins];
+        // Which bins an element reached, as a bit set (a bin's minimum may
+        // legitimately be u32::MAX, so EMPTY alone cannot tell).
+        let mut filled = vec![0u64; self.bins.div_ceil(64)];
         for &x in set {
             let (bin, value) = self.bin_and_value(x);
-            if !filled[bin] || value < out[bin] {
-                out[bin] = value;
-                filled[bin] = true;
-            }
+            let slot = &mut out[bin];
+            *slot = (*slot).min(value);
+            filled[bin / 64] |= 1 << (bin % 64);
         }
-        if set.is_empty() || filled.iter().all(|&f| f) {
+        let is_filled = |b: usize| filled[b / 64] & (1 << (b % 64)) != 0;
+        let filled_count: u32 = filled.iter().map(|w| w.count_ones()).sum();
+        if set.is_empty() || filled_count as usize == self.bins {
             return;
         }
         for j in 0..self.bins {
-            if filled[j] {
+            if is_filled(j) {
                 continue;
             }
             let source = (1..=MAX_PROBES_PER_BIN)
                 .map(|attempt| self.probe(j, attempt))
-                .find(|&b| filled[b])
+                .find(|&b| is_filled(b))
                 .or_else(|| {
                     (1..self.bins)
                         .map(|d| (j + d) % self.bins)
-                        .find(|&b| filled[b])
+                        .find(|&b| is_filled(b))
                 });
             if let Some(b) = source {
                 out[j] = out[b];

@@ -101,11 +101,10 @@ fn signatures(corpus: &str) -> Result<serde_json::Value, Error> {
     let hasher = MinHasher::new(MinHashConfig::default())?;
     let mut out = Vec::new();
     let mut checksum = 0u64;
+    let mut signer = lshdb::sketch::signer::TextSigner::new(&shingler, &hasher);
     let start = Instant::now();
     for (_, text) in &docs {
-        let set = shingler.set(text);
-        hasher.signature_into(set.as_slice(), &mut out);
-        checksum = checksum.wrapping_add(u64::from(out[0]));
+        checksum = checksum.wrapping_add(u64::from(signer.sign(text)[0]));
     }
     let text_secs = start.elapsed().as_secs_f64();
     let sets: Vec<Vec<u32>> = docs
