@@ -229,3 +229,33 @@ fn bulk_rejects_bad_documents_and_stores_the_rest() {
     assert!(db.query(&good[0]).run().unwrap().hits.is_empty());
     assert!(db.query(&good[1]).run().unwrap().hits.is_empty());
 }
+
+/// Within one bulk chunk, a later document with the same key replaces an
+/// earlier one, exactly as separate inserts would.
+#[test]
+fn bulk_duplicate_keys_keep_the_last_occurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = lshdb::Database::create(
+        dir.path().join("dup.lshdb"),
+        lshdb::Config::jaccard(0.8).store_text(true),
+    )
+    .unwrap();
+    let docs = vec![
+        ("b", "the second key, first version"),
+        ("a", "first version of a"),
+        ("b", "the second key, final version"),
+        ("a", "second version of a"),
+        ("c", "only version of c"),
+        ("a", "final version of a"),
+    ];
+    let report = db.insert_bulk(docs, &Default::default(), |_| true).unwrap();
+    assert_eq!(report.inserted, 6);
+    assert_eq!(report.replaced, 3);
+    assert_eq!(db.len().unwrap(), 3);
+    let text = |k: &str| db.get(k).unwrap().unwrap().text.unwrap();
+    assert_eq!(text("a"), "final version of a");
+    assert_eq!(text("b"), "the second key, final version");
+    assert_eq!(text("c"), "only version of c");
+    let mut db = db;
+    assert!(db.check().unwrap().is_clean());
+}

@@ -58,19 +58,23 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// order instead of at random, which is what makes bulk loads fast.
     /// Returns how many documents replaced a stored one.
     pub fn insert_many(&mut self, docs: &[&Prepared]) -> Result<u64> {
-        // The last occurrence of each key wins.
-        let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for (i, doc) in docs.iter().enumerate() {
-            last.insert(&doc.key, i);
-        }
-        let mut replaced = docs.len() as u64 - last.len() as u64;
-        let mut keys = Vec::with_capacity(last.len());
+        // Documents in key order, the last occurrence of each key winning:
+        // the keys table is then filled in order too.
+        let mut order: Vec<usize> = (0..docs.len()).collect();
+        order.sort_by(|&a, &b| docs[a].key.cmp(&docs[b].key).then(a.cmp(&b)));
+        order.dedup_by(|later, earlier| {
+            let same = docs[*later].key == docs[*earlier].key;
+            if same {
+                *earlier = *later; // keep the later occurrence
+            }
+            same
+        });
+        let mut replaced = (docs.len() - order.len()) as u64;
+        let mut keys = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         let pipeline = self.pipeline;
-        for (i, doc) in docs.iter().enumerate() {
-            if last.get(doc.key.as_str()) != Some(&i) {
-                continue;
-            }
+        for i in order {
+            let doc = docs[i];
             let id = match self.tables.id_of(&doc.key)? {
                 Some(id) => {
                     self.tables
@@ -99,7 +103,6 @@ impl<'t, 'p> Writer<'t, 'p> {
                     .map(|(b, &v)| (b as u32, v, id)),
             );
         }
-        keys.sort_unstable();
         postings.sort_unstable();
         blocks.sort_unstable();
         self.tables.put_postings(&keys, &postings, &blocks)?;
