@@ -135,7 +135,7 @@ def peer_runs(args, system, t, shingles, truth_info):
     py = os.path.join(TOOLS, ".venv", "bin", "python")
     results = []
     pairs_tsv = os.path.join(work, f"{system}-{t}.tsv")
-    for r in range(args.runs):
+    for r in range(args.peer_runs or args.runs):
         out = os.path.join(work, f"{system}-{t}-run{r}.json")
         run([py, os.path.join(HERE, "peers.py"), "--system", system, "--shingles", shingles,
              "--threshold", str(t), "--num-perm", "128", "--redis-port", str(REDIS_PORT),
@@ -193,12 +193,15 @@ def render(args, results, truths, started):
     lines = [
         "# Benchmarks: lshdb and its peers, side by side",
         "",
-        f"Written by `python3 tools/bench/run.py --runs {args.runs}` on {started:%Y-%m-%d} "
+        f"Written by `python3 tools/bench/run.py --runs {args.runs}"
+        + (f" --peer-runs {args.peer_runs}" if args.peer_runs else "")
+        + f"` on {started:%Y-%m-%d} "
         f"({platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
         f"{platform.python_version()}). Corpus: debian-desc, the {truths[args.thresholds[0]]['docs']:,} "
         "Debian package descriptions (long form) from `tools/debian_corpus.py --long`; "
         "char 5-shingles, default normalisation, MurmurHash3 32-bit hashes fed to every system; "
-        "num_perm 128. Every figure is the median of the runs. Ratios are lshdb's advantage "
+        "num_perm 128. Every figure is the median of the runs (lshdb: "
+        f"{args.runs}, peers: {args.peer_runs or args.runs}). Ratios are lshdb's advantage "
         "(> 1× means lshdb is better on that line).",
         "",
         "What each number means: signatures = MinHash signatures per second on one thread "
@@ -258,7 +261,9 @@ def render(args, results, truths, started):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=3, help="runs of each lshdb measurement")
+    ap.add_argument("--peer-runs", type=int, default=None,
+                    help="runs of each peer (default: --runs; datasketch-redis at 0.5 takes minutes a run)")
     ap.add_argument("--thresholds", default="0.5,0.8")
     ap.add_argument("--systems", default="lshdb," + ",".join(PEERS))
     ap.add_argument("--corpus", default=os.path.join(DATA, "debian-desc-long.jsonl"))
