@@ -11,7 +11,8 @@
 //! `max_bucket` (or set it to `usize::MAX`) for exhaustive answers.
 //!
 //! **Pruning.** Before reading a candidate's set, its signature record gives
-//! its set size and MinHash signature. Sizes that make the threshold
+//! its set size and MinHash signature (read only where the estimate may
+//! prune; otherwise the size filter runs on the set itself). Sizes that make the threshold
 //! unreachable (J ≤ min/max) are pruned exactly. When the signature estimate
 //! is reliable (the permutation scheme, or sets at least as large as the
 //! signature under one-permutation hashing), candidates whose estimate is
@@ -151,11 +152,17 @@ pub fn run(
     explain.lookup_time = start.elapsed();
 
     let start = Instant::now();
-    if options.prune {
+    let n = pipeline.num_perm();
+    let exact_estimates = pipeline.is_permutation_scheme();
+    let query_len = sketch.set.len();
+    // A candidate's signature record is worth a read only where its
+    // estimate may prune: with one-permutation hashing and a query set
+    // smaller than the signature it never may, so the size filter then runs
+    // on the set read for verification instead (one read per candidate, not
+    // two).
+    let read_signatures = options.prune && (exact_estimates || query_len >= n);
+    if read_signatures {
         let mut record = SignatureRecord::default();
-        let n = pipeline.num_perm();
-        let exact_estimates = pipeline.is_permutation_scheme();
-        let query_len = sketch.set.len();
         let mut kept = Vec::with_capacity(candidates.len());
         for id in candidates {
             if !reader.signature_into(id, &mut record)? {
@@ -186,6 +193,13 @@ pub fn run(
     for id in candidates {
         if !reader.set_into(id, &mut set)? {
             continue;
+        }
+        if options.prune && !read_signatures {
+            let (small, large) = (query_len.min(set.len()), query_len.max(set.len()));
+            if (small as f64) < t * large as f64 {
+                explain.pruned_by_length += 1;
+                continue;
+            }
         }
         explain.verified += 1;
         let similarity = jaccard(&sketch.set, &set);

@@ -82,15 +82,24 @@ fn read_corpus(path: &str) -> Result<Vec<(String, String)>, Error> {
 
 /// Peak resident set size of this process, from /proc (VmHWM), in MiB.
 fn peak_rss_mb() -> f64 {
+    proc_status_kb("VmHWM:") / 1024.0
+}
+
+/// Current resident set size of this process (VmRSS), in MiB.
+fn rss_mb() -> f64 {
+    proc_status_kb("VmRSS:") / 1024.0
+}
+
+fn proc_status_kb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
-        .map_or(0.0, |kb| kb / 1024.0)
+        .unwrap_or(0.0)
 }
 
 /// Text → signature (normalise, shingle, hash, sign), one thread, and the
@@ -140,12 +149,20 @@ fn load(
     // memory does not grow with the number of documents.
     let n = docs.len() * repeat.max(1);
     let input = (0..repeat.max(1)).flat_map(|r| {
-        docs.iter()
-            .map(move |(id, text)| (format!("{id}#{r}"), text.as_str()))
+        docs.iter().map(move |(id, text)| {
+            let key = if r == 0 {
+                id.clone()
+            } else {
+                format!("{id}#{r}")
+            };
+            (key, text.as_str())
+        })
     });
+    let rss_before = rss_mb();
     let start = Instant::now();
     let report = db.insert_bulk(input, &BulkOptions { batch }, |_| true)?;
     let secs = start.elapsed().as_secs_f64();
+    let rss_after = rss_mb();
     let settings = db.settings().clone();
     drop(db);
     let bytes = std::fs::metadata(db_path)?.len();
@@ -158,6 +175,7 @@ fn load(
         "load_seconds": secs,
         "load_docs_per_s": n as f64 / secs,
         "peak_rss_mb": peak_rss_mb(),
+        "index_rss_mb": rss_after - rss_before,
         "index_bytes": bytes,
         "bytes_per_doc": bytes as f64 / n as f64,
         "bands": settings.bands,

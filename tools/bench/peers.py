@@ -73,6 +73,15 @@ def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def current_rss_mb():
+    """The resident set size now (VmRSS), not the high-water mark."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return None
+
+
 class Phase:
     """Wall and process-CPU time of one phase (plus the redis server's CPU).
 
@@ -558,8 +567,11 @@ def main():
     if hasattr(sysm, "attach"):
         sysm.attach(keys)
     gc.collect()
+    rss_before_load = current_rss_mb()
     with Phase(sysm) as ph_load:
         sysm.load(keys, sigs, arrays)
+    gc.collect()
+    index_rss = current_rss_mb() - rss_before_load
     load_s = (ph_load.wall_ns - getattr(sysm, "load_prep_ns", 0)) / 1e9
     load_cpu_s = (ph_load.cpu_ns - getattr(sysm, "load_prep_cpu_ns", 0)) / 1e9
     rss_load = rss_mb()
@@ -661,6 +673,7 @@ def main():
         "query_sample_step": step,
         "peak_rss_mb": rss_peak,
         "rss_after_input_mb": rss_input,
+        "index_rss_mb": index_rss,
         "rss_after_load_mb": rss_load,
         "redis_used_memory_mb": redis_used,
         "index_bytes": index_bytes,
