@@ -126,7 +126,21 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// The pipeline for stored settings.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for invalid shingling, signature or
+    /// banding; [`Error::Corrupted`] for a SimHash block count that no
+    /// configuration resolves to (only a damaged or crafted settings record
+    /// holds one, and every write and SimHash search would loop over it).
     pub fn new(settings: &Settings) -> Result<Self> {
+        let max_blocks = crate::config::MAX_SIMHASH_DISTANCE + 1;
+        if let Some(blocks) = settings.simhash_blocks {
+            if !(1..=max_blocks).contains(&blocks) {
+                return Err(Error::corrupted(format!(
+                    "settings record: {blocks} SimHash blocks, outside 1 to {max_blocks}"
+                )));
+            }
+        }
         Ok(Self {
             shingler: Shingler::new(settings.shingle.clone())?,
             hasher: MinHasher::new(settings.minhash)?,
