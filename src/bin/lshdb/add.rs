@@ -131,7 +131,13 @@ pub fn run(args: &Args) -> CmdResult {
         None => load(&db, records, args.batch)?,
         Some(threshold) => load_unique(&db, records, args.batch, threshold)?,
     };
-    let skips = skips.into_inner();
+    report(&summary, skips.into_inner())
+}
+
+/// Ends a load: the skipped records on standard error, the summary on
+/// standard output, and an error when the load stopped early (a fatal
+/// record or Ctrl-C), saying that what is reported is committed.
+pub fn report(summary: &str, skips: Skips) -> CmdResult {
     for (at, reason) in &skips.bad {
         eprintln!("lshdb: skipped {at}: {reason}");
     }

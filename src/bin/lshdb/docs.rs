@@ -1,7 +1,7 @@
 //! Single documents and whole-database transfer: `get`, `remove`, `export`,
 //! `import`.
 
-use crate::add::{catch_interrupt, good_records, interrupted, load, Skips};
+use crate::add::{catch_interrupt, good_records, load, report, Skips};
 use crate::args::open;
 use crate::input::{open_input, JsonLines};
 use crate::output::{json, line};
@@ -161,19 +161,5 @@ pub fn import(args: &ImportArgs) -> CmdResult {
     let skips = RefCell::new(Skips::default());
     let reader = JsonLines::new(open_input(path)?, "id", "text");
     let summary = load(&db, good_records(reader, &skips, false), args.batch)?;
-    let skips = skips.into_inner();
-    for (at, reason) in &skips.bad {
-        eprintln!("lshdb: skipped {at}: {reason}");
-    }
-    line(format_args!(
-        "{summary}; {} bad record(s) skipped",
-        skips.bad.len()
-    ));
-    if let Some(fatal) = skips.fatal {
-        return fail(fatal);
-    }
-    if interrupted() {
-        return fail("interrupted: everything reported above is committed; run the command again to continue");
-    }
-    Ok(Outcome::Ok)
+    report(&summary, skips.into_inner())
 }
