@@ -7,26 +7,9 @@ use lshdb::sketch::measures::jaccard;
 use lshdb::{Config, Database, Error, Pair};
 use std::collections::BTreeMap;
 
-const THRESHOLD: f64 = 0.5;
+mod common;
 
-/// A fixed vocabulary of pseudo-words.
-fn vocabulary(rng: &mut SplitMix64, size: usize) -> Vec<String> {
-    const SYLLABLES: &[&str] = &[
-        "ka", "lo", "mi", "ne", "ru", "ta", "shi", "vo", "pe", "zu", "ga", "fi", "dor", "wen",
-        "bal", "tix",
-    ];
-    let mut words: Vec<String> = Vec::with_capacity(size);
-    while words.len() < size {
-        let parts = 2 + (rng.next_u64() % 2) as usize;
-        let word: String = (0..parts)
-            .map(|_| SYLLABLES[(rng.next_u64() % SYLLABLES.len() as u64) as usize])
-            .collect();
-        if !words.contains(&word) {
-            words.push(word);
-        }
-    }
-    words
-}
+const THRESHOLD: f64 = 0.5;
 
 /// About 300 (key, text) documents: families of a base text and variants
 /// with 0 to 9 random word edits (replace, insert, delete), so that
@@ -34,7 +17,7 @@ fn vocabulary(rng: &mut SplitMix64, size: usize) -> Vec<String> {
 /// Keys are shuffled so that insertion order is not key order.
 fn corpus(seed: u64) -> Vec<(String, String)> {
     let mut rng = SplitMix64::new(seed);
-    let vocab = vocabulary(&mut rng, 300);
+    let vocab = common::vocabulary(300);
     let pick = |rng: &mut SplitMix64| vocab[(rng.next_u64() % vocab.len() as u64) as usize].clone();
     let mut texts: Vec<String> = Vec::new();
     while texts.len() < 300 {

@@ -1,8 +1,8 @@
 //! `lshdb add`: load files or JSON Lines into a database, in bulk, with
 //! bad records reported by line and Ctrl-C stopping after a clean commit.
 
-use crate::args::{open, parse_threshold};
-use crate::input::{open_input, read_text_file, FileText, InputError, JsonLines, Record};
+use crate::args::{open, parse_threshold, JsonFields};
+use crate::input::{read_text_file, FileText, InputError, Record};
 use crate::output::{line, progress, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{AsDocument, BulkOptions, Database, DocumentBuf, Unique};
@@ -24,12 +24,8 @@ pub struct Args {
     /// JSON Lines input, `-` for standard input.
     #[arg(long, value_name = "FILE|-")]
     jsonl: Option<String>,
-    /// JSON field holding the key.
-    #[arg(long, default_value = "id")]
-    key_field: String,
-    /// JSON field holding the text.
-    #[arg(long, default_value = "text")]
-    text_field: String,
+    #[command(flatten)]
+    fields: JsonFields,
     /// Documents per commit.
     #[arg(long, default_value_t = 4096)]
     batch: usize,
@@ -119,11 +115,7 @@ pub fn run(args: &Args) -> CmdResult {
     catch_interrupt();
     let skips = RefCell::new(Skips::default());
     let input: Box<dyn Iterator<Item = Result<Record, InputError>>> = match &args.jsonl {
-        Some(path) => Box::new(JsonLines::new(
-            open_input(path)?,
-            &args.key_field,
-            &args.text_field,
-        )),
+        Some(path) => Box::new(args.fields.open(path)?),
         None => Box::new(file_records(&args.paths)),
     };
     let records = good_records(input, &skips, args.strict);

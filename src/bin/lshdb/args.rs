@@ -1,5 +1,6 @@
 //! Argument types and helpers shared by several commands.
 
+use crate::input::{open_input, JsonLines};
 use crate::CliError;
 use lshdb::shingle::ShingleKind;
 use lshdb::{Database, OpenOptions};
@@ -53,4 +54,26 @@ pub fn open(path: &Path) -> Result<Database, CliError> {
         ));
     }
     Ok(Database::open_with(path, &OpenOptions::default())?)
+}
+
+/// The JSON fields a JSON Lines input is read with (`add`, `query`).
+#[derive(clap::Args)]
+pub struct JsonFields {
+    /// JSON field holding the key.
+    #[arg(long, default_value = "id")]
+    key_field: String,
+    /// JSON field holding the text.
+    #[arg(long, default_value = "text")]
+    text_field: String,
+}
+
+impl JsonFields {
+    /// A reader of `path` (`-`: standard input) with these fields.
+    pub fn open(&self, path: &str) -> std::io::Result<JsonLines<Box<dyn std::io::BufRead>>> {
+        Ok(JsonLines::new(
+            open_input(path)?,
+            &self.key_field,
+            &self.text_field,
+        ))
+    }
 }

@@ -1,8 +1,8 @@
 //! `lshdb query`: near-duplicates of a text, a file, a stored key, or of
 //! every record of a JSON Lines stream.
 
-use crate::args::{open, parse_threshold};
-use crate::input::{open_input, read_text_file, FileText, InputError, JsonLines};
+use crate::args::{open, parse_threshold, JsonFields};
+use crate::input::{read_text_file, FileText, InputError};
 use crate::output::{json, line, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{Database, DocumentBuf, Explain, Query, QueryResult};
@@ -34,12 +34,8 @@ pub struct Args {
     /// standard input. Output: one JSON line per query.
     #[arg(long, value_name = "FILE|-")]
     jsonl: Option<String>,
-    /// JSON field holding the query key (with --jsonl).
-    #[arg(long, default_value = "id")]
-    key_field: String,
-    /// JSON field holding the query text (with --jsonl).
-    #[arg(long, default_value = "text")]
-    text_field: String,
+    #[command(flatten)]
+    fields: JsonFields,
     /// Verified similarity a hit needs (default: the index threshold).
     #[arg(long, value_parser = parse_threshold)]
     threshold: Option<f64>,
@@ -117,7 +113,7 @@ pub fn run(args: &Args) -> CmdResult {
 }
 
 fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
-    let reader = JsonLines::new(open_input(path)?, &args.key_field, &args.text_field);
+    let reader = args.fields.open(path)?;
     for item in reader {
         match item {
             Ok(record) => {
