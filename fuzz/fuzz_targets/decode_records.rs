@@ -20,9 +20,8 @@ use lshdb::store::codec::{
     peek_set_len, unframe, SignatureRecord, Tag,
 };
 use lshdb::store::meta::{decode_settings, encode_settings};
-use lshdb::{Config, Database, OpenOptions, Settings, StorageBackend};
-use std::io;
-use std::sync::{Arc, Mutex, OnceLock};
+use lshdb::{Config, Database, OpenOptions, Settings};
+use std::sync::OnceLock;
 
 const TAGS: [Tag; 4] = [Tag::Config, Tag::Doc, Tag::Set, Tag::Signature];
 
@@ -140,66 +139,6 @@ fn planted_image(record: &[u8]) -> Vec<u8> {
     backend.image()
 }
 
-/// A minimal in-memory redb storage backend (from tests/common_backend,
-/// without the fault injection). Clones share the bytes.
-#[derive(Clone, Debug, Default)]
-struct MemBackend(Arc<Mutex<Vec<u8>>>);
-
-impl MemBackend {
-    fn new(image: Vec<u8>) -> Self {
-        Self(Arc::new(Mutex::new(image)))
-    }
-
-    fn image(&self) -> Vec<u8> {
-        self.0.lock().unwrap().clone()
-    }
-}
-
-fn to_usize(value: u64) -> io::Result<usize> {
-    usize::try_from(value).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too large"))
-}
-
-impl StorageBackend for MemBackend {
-    fn len(&self) -> io::Result<u64> {
-        Ok(self.0.lock().unwrap().len() as u64)
-    }
-
-    fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        let bytes = self.0.lock().unwrap();
-        let start = to_usize(offset)?;
-        let src = start
-            .checked_add(out.len())
-            .and_then(|end| bytes.get(start..end))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        out.copy_from_slice(src);
-        Ok(())
-    }
-
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        // Refuse absurd lengths a damaged image could ask for, as a full
-        // disk would, instead of aborting on the allocation.
-        if len > 1 << 30 {
-            return Err(io::Error::other("image larger than 1 GiB"));
-        }
-        self.0.lock().unwrap().resize(to_usize(len)?, 0);
-        Ok(())
-    }
-
-    fn sync_data(&self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
-        let mut bytes = self.0.lock().unwrap();
-        let start = to_usize(offset)?;
-        let end = start
-            .checked_add(data.len())
-            .filter(|&end| end <= 1 << 30)
-            .ok_or_else(|| io::Error::other("write beyond 1 GiB"))?;
-        if end > bytes.len() {
-            bytes.resize(end, 0);
-        }
-        bytes[start..end].copy_from_slice(data);
-        Ok(())
-    }
-}
+#[path = "common/mem_backend.rs"]
+mod mem_backend;
+use mem_backend::MemBackend;

@@ -15,9 +15,7 @@ mod input;
 
 use input::{InputError, JsonLines};
 use libfuzzer_sys::fuzz_target;
-use lshdb::{BulkOptions, Config, Database, DocumentBuf, StorageBackend};
-use std::io;
-use std::sync::{Arc, Mutex};
+use lshdb::{BulkOptions, Config, Database, DocumentBuf};
 
 fuzz_target!(|data: &[u8]| {
     let lines = data.split(|&b| b == b'\n').count() as u64;
@@ -71,47 +69,6 @@ fn load(records: Vec<(String, DocumentBuf)>) {
     }
 }
 
-/// A minimal in-memory redb storage backend (from tests/common_backend).
-#[derive(Clone, Debug, Default)]
-struct MemBackend(Arc<Mutex<Vec<u8>>>);
-
-fn to_usize(value: u64) -> io::Result<usize> {
-    usize::try_from(value).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too large"))
-}
-
-impl StorageBackend for MemBackend {
-    fn len(&self) -> io::Result<u64> {
-        Ok(self.0.lock().unwrap().len() as u64)
-    }
-
-    fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        let bytes = self.0.lock().unwrap();
-        let start = to_usize(offset)?;
-        let src = start
-            .checked_add(out.len())
-            .and_then(|end| bytes.get(start..end))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        out.copy_from_slice(src);
-        Ok(())
-    }
-
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.0.lock().unwrap().resize(to_usize(len)?, 0);
-        Ok(())
-    }
-
-    fn sync_data(&self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
-        let mut bytes = self.0.lock().unwrap();
-        let start = to_usize(offset)?;
-        let end = start + data.len();
-        if end > bytes.len() {
-            bytes.resize(end, 0);
-        }
-        bytes[start..end].copy_from_slice(data);
-        Ok(())
-    }
-}
+#[path = "common/mem_backend.rs"]
+mod mem_backend;
+use mem_backend::MemBackend;

@@ -16,11 +16,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lshdb::{Database, OpenOptions, StorageBackend};
-use std::io;
+use lshdb::{Database, OpenOptions};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::Once;
 
 /// Whether a panic in redb's sources happened during this input (on any
 /// thread: rayon workers propagate their panics to the caller).
@@ -83,68 +82,6 @@ fn exercise(image: &[u8]) {
     });
 }
 
-/// A minimal in-memory redb storage backend (from tests/common_backend,
-/// without the fault injection).
-#[derive(Clone, Debug, Default)]
-struct MemBackend(Arc<Mutex<Vec<u8>>>);
-
-impl MemBackend {
-    fn new(image: Vec<u8>) -> Self {
-        Self(Arc::new(Mutex::new(image)))
-    }
-}
-
-fn to_usize(value: u64) -> io::Result<usize> {
-    usize::try_from(value).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too large"))
-}
-
-/// Images may not grow beyond this: a damaged header can ask redb for any
-/// length, which a real disk would refuse too.
-const MAX_IMAGE: usize = 1 << 28;
-
-impl StorageBackend for MemBackend {
-    fn len(&self) -> io::Result<u64> {
-        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).len() as u64)
-    }
-
-    fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        let bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let start = to_usize(offset)?;
-        let src = start
-            .checked_add(out.len())
-            .and_then(|end| bytes.get(start..end))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        out.copy_from_slice(src);
-        Ok(())
-    }
-
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        let len = to_usize(len)?;
-        if len > MAX_IMAGE {
-            return Err(io::Error::other("image too large"));
-        }
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .resize(len, 0);
-        Ok(())
-    }
-
-    fn sync_data(&self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
-        let mut bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let start = to_usize(offset)?;
-        let end = start
-            .checked_add(data.len())
-            .filter(|&end| end <= MAX_IMAGE)
-            .ok_or_else(|| io::Error::other("image too large"))?;
-        if end > bytes.len() {
-            bytes.resize(end, 0);
-        }
-        bytes[start..end].copy_from_slice(data);
-        Ok(())
-    }
-}
+#[path = "common/mem_backend.rs"]
+mod mem_backend;
+use mem_backend::MemBackend;
