@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn resolves_with_tuner_or_explicit_banding() {
         let s = Config::jaccard(0.8).resolve().unwrap();
-        assert_eq!((s.bands, s.rows), (14, 9));
+        assert_eq!((s.bands, s.rows), (16, 8));
         let s = Config::jaccard(0.5).bands(16, 8).resolve().unwrap();
         assert_eq!((s.bands, s.rows), (16, 8));
     }

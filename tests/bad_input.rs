@@ -480,7 +480,7 @@ fn expected_config_must_match_the_stored_one() {
         "shingle",
     );
     mismatch(config.clone().num_perm(256), "minhash");
-    mismatch(config.clone().bands(16, 8), "bands");
+    mismatch(config.clone().bands(14, 9), "bands");
     mismatch(config.clone().simhash(2), "simhash_max_distance");
     mismatch(config.clone().store_text(false), "store_text");
     assert!(is_invalid(
@@ -496,6 +496,7 @@ fn expected_config_must_match_the_stored_one() {
             &path,
             &OpenOptions {
                 cache_bytes: Some(1 << 20),
+                record_cache_bytes: Some(0),
                 expect: None,
             },
         )

@@ -119,7 +119,7 @@ fn tune_and_inspect() {
     let cli = Cli::new();
     let out = cli.run(&["tune", "--threshold", "0.8"]).ok();
     let first = out.stdout.lines().next().unwrap();
-    assert!(first.starts_with("bands 14 × rows 9"), "{first}");
+    assert!(first.starts_with("bands 16 × rows 8"), "{first}");
     assert!(out.stdout.contains("false-positive area"));
     assert!(out.stdout.contains("1.0 |") && out.stdout.contains("0.5 |"));
     assert!(out.stdout.contains('#') && out.stdout.contains("+----"));
@@ -131,7 +131,7 @@ fn tune_and_inspect() {
     // The same banding as `create` picks.
     let created = cli.run(&["create", "db.lshdb"]).ok();
     assert!(
-        created.stdout.contains("14 bands × 9 rows"),
+        created.stdout.contains("16 bands × 8 rows"),
         "{}",
         created.stdout
     );
@@ -162,6 +162,6 @@ fn tune_and_inspect() {
     assert!(out
         .stdout
         .contains("signature (OnePermutation, 128 values):"));
-    assert!(out.stdout.contains("band keys (14 bands × 9 rows):"));
+    assert!(out.stdout.contains("band keys (16 bands × 8 rows):"));
     assert!(out.stdout.contains("simhash: "));
 }

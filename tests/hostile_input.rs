@@ -518,7 +518,7 @@ fn bulk_load_of_many_tiny_documents() {
 }
 
 /// The figure: a million tiny documents, with the default index
-/// (128 values, 14 bands of 9 rows). Too slow for a debug build; run with
+/// (128 values, 16 bands of 8 rows). Too slow for a debug build; run with
 /// `cargo test --release --test hostile_input -- --ignored --nocapture`.
 #[test]
 #[ignore]

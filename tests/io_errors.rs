@@ -291,6 +291,7 @@ fn backend_constructors_refuse_what_they_cannot_use() {
     let options = lshdb::OpenOptions {
         expect: Some(workload::config()),
         cache_bytes: Some(1 << 20),
+        ..Default::default()
     };
     let db = Database::open_with_backend(FaultyBackend::from_image(&image), &options).unwrap();
     assert!(db.is_empty().unwrap());

@@ -24,18 +24,24 @@ use redb::WriteTransaction;
 pub struct Batch<'db> {
     db: &'db Database,
     txn: WriteTransaction,
+    /// Whether an operation replaced or removed a stored document.
+    deleted: bool,
 }
 
 impl<'db> Batch<'db> {
     pub(super) fn new(db: &'db Database, txn: WriteTransaction) -> Self {
-        Self { db, txn }
+        Self {
+            db,
+            txn,
+            deleted: false,
+        }
     }
 
     fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
         crate::guard::guard(|| {
             let mut writer = Writer::open(&self.txn, self.db.pipeline())?;
             let out = f(&mut writer)?;
-            writer.finish()?;
+            self.deleted |= writer.finish()?;
             Ok(out)
         })
         .map_err(|e| self.db.poison(e))
@@ -67,7 +73,8 @@ impl<'db> Batch<'db> {
     /// Commits every operation durably, at once.
     pub fn commit(self) -> Result<()> {
         let db = self.db;
-        crate::guard::guard(|| Ok(self.txn.commit()?)).map_err(|e| db.poison(e))
+        let (txn, deleted) = (self.txn, self.deleted);
+        crate::guard::guard(|| db.commit(txn, deleted)).map_err(|e| db.poison(e))
     }
 
     /// Discards every operation.

@@ -161,7 +161,7 @@ impl Database {
                 writer.finish()?;
                 replaced
             };
-            txn.commit()?;
+            self.commit(txn, replaced > 0)?;
             Ok((docs.len() as u64, replaced))
         })
         .map_err(|e| self.poison(e))

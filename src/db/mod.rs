@@ -25,6 +25,7 @@ pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 
 use crate::config::{Config, Settings};
 use crate::query::{Hit, Query, QueryInput};
+use crate::store::cache::RecordCache;
 use crate::store::tables::{ReadTables, Reader};
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -56,6 +57,7 @@ pub struct Database {
     settings: Settings,
     pipeline: Pipeline,
     poisoned: Mutex<Option<String>>,
+    cache: RecordCache,
 }
 
 /// A stored document as `get` returns it.
@@ -314,16 +316,26 @@ impl Database {
         self.check_poisoned()?;
         crate::guard::guard(|| {
             let txn = self.db.begin_write()?;
-            let out = {
+            let (out, deleted) = {
                 let mut writer = Writer::open(&txn, &self.pipeline)?;
                 let out = f(&mut writer)?;
-                writer.finish()?;
-                out
+                (out, writer.finish()?)
             };
-            txn.commit()?;
+            self.commit(txn, deleted)?;
             Ok(out)
         })
         .map_err(|e| self.poison(e))
+    }
+
+    /// Commits `txn`; when it replaced or removed documents, invalidates
+    /// the record cache afterwards, whether the commit succeeded or not (a
+    /// failed commit may still have reached the disk).
+    pub(crate) fn commit(&self, txn: redb::WriteTransaction, deleted: bool) -> Result<()> {
+        let result = txn.commit();
+        if deleted {
+            self.cache.invalidate();
+        }
+        Ok(result?)
     }
 
     pub(crate) fn check_poisoned(&self) -> Result<()> {
@@ -348,6 +360,10 @@ impl Database {
 
     pub(crate) fn redb(&self) -> &redb::Database {
         &self.db
+    }
+
+    pub(crate) fn cache(&self) -> &RecordCache {
+        &self.cache
     }
 }
 

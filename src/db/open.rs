@@ -3,6 +3,7 @@
 
 use super::{Database, Pipeline};
 use crate::config::{Config, Settings};
+use crate::store::cache::{RecordCache, DEFAULT_RECORD_CACHE_BYTES};
 use crate::store::meta;
 use crate::store::schema::{meta_keys, FORMAT_VERSION, META, REDB_MAGIC};
 use crate::store::tables::WriteTables;
@@ -18,6 +19,10 @@ pub struct OpenOptions {
     /// Bytes of redb's page cache (default 64 MiB). Bounds the memory of
     /// reads and bulk loads.
     pub cache_bytes: Option<usize>,
+    /// Bytes of decoded signature and shingle-set records kept for queries
+    /// (default [`DEFAULT_RECORD_CACHE_BYTES`], 64 MiB; 0 turns it off).
+    /// See [`crate::store::cache`].
+    pub record_cache_bytes: Option<usize>,
     /// A configuration the stored one must match; opening fails with
     /// [`Error::ConfigMismatch`] naming the first differing field otherwise.
     pub expect: Option<Config>,
@@ -63,7 +68,7 @@ pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Resu
         let db = builder(options)
             .create(path)
             .map_err(|e| map_open_error(path, e))?;
-        initialize(db, path, settings, pipeline).inspect_err(|_| {
+        initialize(db, path, settings, pipeline, options).inspect_err(|_| {
             // A file without lshdb metadata is of no use and would block a
             // retry with FileExists: remove it (best effort).
             let _ = std::fs::remove_file(path);
@@ -88,7 +93,7 @@ pub(super) fn create_with_backend<B: redb::StorageBackend>(
         let db = builder(options)
             .create_with_backend(backend)
             .map_err(|e| map_open_error(path, e))?;
-        initialize(db, path, settings, pipeline)
+        initialize(db, path, settings, pipeline, options)
     })
 }
 
@@ -99,6 +104,7 @@ fn initialize(
     path: &Path,
     settings: Settings,
     pipeline: Pipeline,
+    options: &OpenOptions,
 ) -> Result<Database> {
     let txn = db.begin_write()?;
     {
@@ -108,7 +114,7 @@ fn initialize(
         WriteTables::open(&txn)?; // creates every table
     }
     txn.commit()?;
-    Ok(handle(db, path, settings, pipeline))
+    Ok(handle(db, path, settings, pipeline, options))
 }
 
 /// Refuses files that are not redb files before redb sees them, so the
@@ -193,17 +199,27 @@ fn attach(db: redb::Database, path: &Path, options: &OpenOptions) -> Result<Data
         }
     }
     let pipeline = Pipeline::new(&settings)?;
-    Ok(handle(db, path, settings, pipeline))
+    Ok(handle(db, path, settings, pipeline, options))
 }
 
 /// A handle on an opened (or just created) database, not poisoned.
-fn handle(db: redb::Database, path: &Path, settings: Settings, pipeline: Pipeline) -> Database {
+fn handle(
+    db: redb::Database,
+    path: &Path,
+    settings: Settings,
+    pipeline: Pipeline,
+    options: &OpenOptions,
+) -> Database {
+    let cache_bytes = options
+        .record_cache_bytes
+        .unwrap_or(DEFAULT_RECORD_CACHE_BYTES);
     Database {
         db,
         path: path.to_owned(),
         settings,
         pipeline,
         poisoned: Mutex::new(None),
+        cache: RecordCache::new(cache_bytes),
     }
 }
 

@@ -17,6 +17,9 @@ pub(crate) struct Writer<'t, 'p> {
     meta: Table<'t, &'static str, &'static [u8]>,
     next_id: u64,
     pipeline: &'p Pipeline,
+    /// Whether a stored document was replaced or removed (the record cache
+    /// must then be invalidated after the commit).
+    deleted: bool,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -28,6 +31,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             meta: meta_table,
             next_id,
             pipeline,
+            deleted: false,
         })
     }
 
@@ -40,6 +44,7 @@ impl<'t, 'p> Writer<'t, 'p> {
                 let pipeline = self.pipeline;
                 self.tables
                     .delete(id, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
+                self.deleted = true;
                 id
             }
             None => {
@@ -79,6 +84,7 @@ impl<'t, 'p> Writer<'t, 'p> {
                 Some(id) => {
                     self.tables
                         .delete(id, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
+                    self.deleted = true;
                     replaced += 1;
                     id
                 }
@@ -117,6 +123,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         let pipeline = self.pipeline;
         self.tables
             .delete(id, key, |r, b, s| pipeline.index_keys(r, b, s))?;
+        self.deleted = true;
         Ok(true)
     }
 
@@ -147,8 +154,11 @@ impl<'t, 'p> Writer<'t, 'p> {
         Ok(Unique::Inserted)
     }
 
-    /// Writes the id counter; call before committing.
-    pub fn finish(mut self) -> Result<()> {
-        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
+    /// Writes the id counter; call before committing. Returns whether a
+    /// stored document was replaced or removed: the caller then
+    /// invalidates the record cache once the commit has been tried.
+    pub fn finish(mut self) -> Result<bool> {
+        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)?;
+        Ok(self.deleted)
     }
 }

@@ -54,7 +54,7 @@ pub(crate) enum QueryInput {
 /// let db = Database::create(dir.path().join("q.lshdb"), Config::jaccard(0.8))?;
 /// db.insert("x", "Rust compiler front-end for the GNU Compiler Collection")?;
 /// let result = db
-///     .query("Rust compiler front end for the GNU Compiler Collection")
+///     .query("Rust compiler front-end for the GNU Compiler Collection.")
 ///     .threshold(0.6)
 ///     .limit(10)
 ///     .run()?;
@@ -112,12 +112,14 @@ impl<'db> Query<'db> {
     pub fn run(mut self) -> Result<QueryResult> {
         crate::guard::guard(|| {
             crate::config::check_threshold("threshold", self.options.threshold)?;
+            let epoch = self.db.cache().epoch();
             let txn = self.db.redb().begin_read()?;
             let tables = ReadTables::open(&txn)?;
+            let reader = self.db.cache().reader(&tables, epoch);
             let start = Instant::now();
-            let sketch = self.sketch(&tables, false)?;
+            let sketch = self.sketch(&reader, false)?;
             let sketch_time = start.elapsed();
-            let planned = plan::run(&tables, self.db.pipeline(), &sketch, &self.options)?;
+            let planned = plan::run(&reader, self.db.pipeline(), &sketch, &self.options)?;
             let mut explain = planned.explain;
             explain.sketch_time = sketch_time;
             let index_threshold = self.db.settings().threshold;
@@ -141,7 +143,7 @@ impl<'db> Query<'db> {
 
     /// The query's sketch; for a stored key, rebuilt from stored records,
     /// and the document itself excluded.
-    fn sketch(&mut self, tables: &ReadTables, with_simhash: bool) -> Result<Sketch> {
+    fn sketch(&mut self, tables: &impl Reader, with_simhash: bool) -> Result<Sketch> {
         let pipeline = self.db.pipeline();
         match &self.input {
             QueryInput::Text(text) => pipeline.sketch(Document::Text(text), with_simhash),

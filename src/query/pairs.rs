@@ -8,7 +8,7 @@
 //! union-find over the documents that appear in some pair, not the index.
 
 use crate::db::Database;
-use crate::sketch::measures::jaccard;
+use crate::query::plan::{verify, Explain};
 use crate::store::codec::{decode_signature, SignatureRecord};
 use crate::store::tables::{context, Postings, ReadTables, Reader};
 use crate::{Error, Result};
@@ -117,8 +117,10 @@ impl Database {
     ) -> Result<u64> {
         crate::guard::guard(|| {
             crate::config::check_threshold("threshold", threshold)?;
+            let epoch = self.cache().epoch();
             let txn = self.redb().begin_read()?;
             let tables = ReadTables::open(&txn)?;
+            let reader = self.cache().reader(&tables, epoch);
             let mut count = 0;
             let mut sigs = tables.sigs.iter()?;
             let mut block = Vec::with_capacity(PAIR_BLOCK);
@@ -138,7 +140,7 @@ impl Database {
                 let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
                     .par_iter()
                     .map_init(Scratch::default, |scratch, (id, signature)| {
-                        self.pairs_of(&tables, *id, signature, threshold, scratch)
+                        self.pairs_of(&reader, *id, signature, threshold, scratch)
                     })
                     .collect();
                 for pairs in found {
@@ -157,7 +159,7 @@ impl Database {
     /// every document of larger id sharing one of its buckets.
     fn pairs_of(
         &self,
-        tables: &ReadTables,
+        tables: &impl Reader,
         id: u64,
         signature: &[u32],
         threshold: f64,
@@ -177,22 +179,26 @@ impl Database {
                 &mut scratch.candidates,
             )?;
         }
-        let mut pairs = Vec::new();
         if scratch.candidates.is_empty() || !tables.set_into(id, &mut scratch.own_set)? {
-            return Ok(pairs);
+            return Ok(Vec::new());
         }
-        scratch.candidates.sort_unstable();
-        scratch.candidates.dedup();
-        for &other in &scratch.candidates {
-            if !tables.set_into(other, &mut scratch.other_set)? {
-                continue;
-            }
-            let similarity = jaccard(&scratch.own_set, &scratch.other_set);
-            if similarity >= threshold {
-                pairs.push((id, other, similarity));
-            }
-        }
-        Ok(pairs)
+        let mut candidates = std::mem::take(&mut scratch.candidates);
+        candidates.sort_unstable();
+        candidates.dedup();
+        let hits = verify(
+            tables,
+            self.pipeline(),
+            &scratch.own_set,
+            signature,
+            candidates,
+            threshold,
+            true,
+            &mut Explain::default(),
+        )?;
+        Ok(hits
+            .into_iter()
+            .map(|(other, similarity)| (id, other, similarity))
+            .collect())
     }
 }
 
@@ -205,7 +211,6 @@ struct Scratch {
     band_keys: Vec<u64>,
     candidates: Vec<u64>,
     own_set: Vec<u32>,
-    other_set: Vec<u32>,
 }
 
 /// The last few id → key look-ups (pairs repeat the same document).

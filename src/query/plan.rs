@@ -21,7 +21,7 @@
 
 use crate::db::prepare::{Pipeline, Sketch};
 use crate::query::Hit;
-use crate::sketch::measures::jaccard;
+use crate::sketch::measures::jaccard_at_least;
 use crate::sketch::minhash::agreements;
 use crate::store::codec::SignatureRecord;
 use crate::store::tables::{Postings, Reader};
@@ -93,9 +93,9 @@ pub struct Explain {
     pub sketch_time: Duration,
     /// Time in bucket look-ups.
     pub lookup_time: Duration,
-    /// Time pruning.
-    pub prune_time: Duration,
-    /// Time verifying.
+    /// Time reading candidates' records, pruning and verifying (one pass:
+    /// each candidate is judged by its signature record and, if kept,
+    /// verified at once).
     pub verify_time: Duration,
     /// Things the caller should know (truncated buckets, reduced recall).
     pub warnings: Vec<String>,
@@ -151,68 +151,21 @@ pub fn run(
     explain.candidates = candidates.len();
     explain.lookup_time = start.elapsed();
 
-    let start = Instant::now();
-    let n = pipeline.num_perm();
-    let exact_estimates = pipeline.is_permutation_scheme();
-    let query_len = sketch.set.len();
-    // A candidate's signature record is worth a read only where its
-    // estimate may prune: with one-permutation hashing and a query set
-    // smaller than the signature it never may, so the size filter then runs
-    // on the set read for verification instead (one read per candidate, not
-    // two).
-    let read_signatures = options.prune && (exact_estimates || query_len >= n);
-    if read_signatures {
-        let mut record = SignatureRecord::default();
-        let mut kept = Vec::with_capacity(candidates.len());
-        for id in candidates {
-            if !reader.signature_into(id, &mut record)? {
-                continue; // removed concurrently within this transaction: nothing to verify
-            }
-            let len = record.set_len as usize;
-            let (small, large) = (query_len.min(len), query_len.max(len));
-            if (small as f64) < t * large as f64 {
-                explain.pruned_by_length += 1;
-                continue;
-            }
-            if exact_estimates || small >= n {
-                let estimate = agreements(&sketch.signature, &record.values) as f64 / n as f64;
-                if estimate < t - prune_margin(t, n) {
-                    explain.pruned_by_signature += 1;
-                    continue;
-                }
-            }
-            kept.push(id);
-        }
-        candidates = kept;
-    }
-    explain.prune_time = start.elapsed();
-
-    let start = Instant::now();
-    let mut hits = Vec::new();
-    let mut set = Vec::new();
-    for id in candidates {
-        if !reader.set_into(id, &mut set)? {
-            continue;
-        }
-        if options.prune && !read_signatures {
-            let (small, large) = (query_len.min(set.len()), query_len.max(set.len()));
-            if (small as f64) < t * large as f64 {
-                explain.pruned_by_length += 1;
-                continue;
-            }
-        }
-        explain.verified += 1;
-        let similarity = jaccard(&sketch.set, &set);
-        if similarity >= t {
-            hits.push((id, similarity));
-        }
-    }
+    let mut hits = verify(
+        reader,
+        pipeline,
+        &sketch.set,
+        &sketch.signature,
+        candidates,
+        t,
+        options.prune,
+        &mut explain,
+    )?;
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     if let Some(limit) = options.limit {
         hits.truncate(limit);
     }
     explain.returned = hits.len();
-    explain.verify_time = start.elapsed();
 
     if !explain.truncated_buckets.is_empty() {
         explain.warnings.push(format!(
@@ -223,6 +176,96 @@ pub fn run(
         ));
     }
     Ok(Planned { hits, explain })
+}
+
+/// Prunes `candidates` (sorted ids) by set size and, where the estimate is
+/// reliable, by signature agreement, then computes the exact Jaccard
+/// similarity of the rest with the query set `set` (signature `signature`):
+/// the (id, similarity) pairs at `t` or above, in id order. Counts and
+/// times go to `explain`. Shared by queries and [`crate::Database::pairs`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn verify(
+    reader: &impl Reader,
+    pipeline: &Pipeline,
+    set: &[u32],
+    signature: &[u32],
+    candidates: Vec<u64>,
+    t: f64,
+    prune: bool,
+    explain: &mut Explain,
+) -> Result<Vec<(u64, f64)>> {
+    let start = Instant::now();
+    let n = pipeline.num_perm();
+    let exact_estimates = pipeline.is_permutation_scheme();
+    let query_len = set.len();
+    let margin = prune_margin(t, n);
+    let mut hits = Vec::new();
+    for id in candidates {
+        let mut verdict = Verdict::Verify;
+        let mut decide = |record: &SignatureRecord| {
+            verdict = if prune {
+                judge(record, signature, query_len, t, margin, exact_estimates)
+            } else {
+                Verdict::Verify
+            };
+            verdict == Verdict::Verify
+        };
+        // None: removed concurrently within this transaction.
+        let Some(entry) = reader.entry(id, &mut decide)? else {
+            continue;
+        };
+        match (verdict, &entry.set) {
+            (Verdict::Verify, Some(other)) => {
+                explain.verified += 1;
+                if let Some(similarity) = jaccard_at_least(set, other, t) {
+                    hits.push((id, similarity));
+                }
+            }
+            (Verdict::Verify, None) => {} // the set vanished with the document
+            (Verdict::Length, _) => explain.pruned_by_length += 1,
+            (Verdict::Signature, _) => explain.pruned_by_signature += 1,
+        }
+    }
+    explain.verify_time = start.elapsed();
+    Ok(hits)
+}
+
+/// What the signature record says about a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Read its set and compute the exact similarity.
+    Verify,
+    /// Its set size makes the threshold unreachable (exact).
+    Length,
+    /// Its signature agrees too little (probabilistic, see [`prune_margin`]).
+    Signature,
+}
+
+/// Judges a candidate by its signature record: sizes that make `t`
+/// unreachable (J ≤ min/max) prune exactly; an agreement estimate more
+/// than `margin` below `t` prunes where the estimate is reliable (the
+/// permutation scheme, or both sets at least as large as the signature).
+fn judge(
+    record: &SignatureRecord,
+    signature: &[u32],
+    query_len: usize,
+    t: f64,
+    margin: f64,
+    exact_estimates: bool,
+) -> Verdict {
+    let n = signature.len();
+    let len = record.set_len as usize;
+    let (small, large) = (query_len.min(len), query_len.max(len));
+    if (small as f64) < t * large as f64 {
+        return Verdict::Length;
+    }
+    if exact_estimates || small >= n {
+        let estimate = agreements(signature, &record.values) as f64 / n as f64;
+        if estimate < t - margin {
+            return Verdict::Signature;
+        }
+    }
+    Verdict::Verify
 }
 
 /// Four standard deviations of a MinHash estimate near threshold `t` with

@@ -151,16 +151,22 @@ pub struct TuneGoal {
 
 impl TuneGoal {
     /// Default weight of the false-positive area.
-    pub const DEFAULT_FALSE_POSITIVE_WEIGHT: f64 = 0.1;
+    pub const DEFAULT_FALSE_POSITIVE_WEIGHT: f64 = 0.05;
     /// Default weight of the false-negative area.
-    pub const DEFAULT_FALSE_NEGATIVE_WEIGHT: f64 = 0.9;
+    pub const DEFAULT_FALSE_NEGATIVE_WEIGHT: f64 = 0.95;
 
-    /// A goal with the default weights, 0.1 for false positives and 0.9 for
-    /// false negatives.
+    /// A goal with the default weights, 0.05 for false positives and 0.95
+    /// for false negatives.
     ///
     /// Why lopsided: lshdb verifies every candidate against the stored exact
-    /// shingle set, so a false positive costs only verification time and never
-    /// reaches the caller, while a false negative is recall lost for good.
+    /// shingle set (after a cheap signature-agreement prune), so a false
+    /// positive costs only verification time and never reaches the caller,
+    /// while a false negative is recall lost for good. At 1:19 the tuner
+    /// picks 26 × 3 for t = 0.5 and 16 × 8 for t = 0.8 with 128 values:
+    /// P(candidate) at the threshold 0.97 and 0.95. On debian-desc (63,666
+    /// package descriptions) that finds 99.4% and 99.3% of the true pairs as
+    /// candidates, where the earlier 1:9 choice (32 × 4, 14 × 9) found 89.8%
+    /// and 98.4% (`docs/benchmarks.md`).
     pub fn new(threshold: f64, num_perm: usize) -> Self {
         Self {
             threshold,
@@ -445,7 +451,10 @@ mod tests {
             let (fp, fneg) = (tuned.false_positive_area, tuned.false_negative_area);
             let th = tuned.banding.threshold();
             println!("t={t}: b={b} r={r} unused={u} FP={fp:.6} FN={fneg:.6} th={th:.4} {took:?}");
-            assert!((th - t).abs() < 0.12, "{tuned:?}");
+            // Recall-weighted: the S-curve sits below t, and a pair at t
+            // becomes a candidate with probability ≥ 0.9.
+            assert!(th < t && th > t - 0.2, "{tuned:?}");
+            assert!(tuned.banding.probability(t) >= 0.9, "{tuned:?}");
             assert_eq!((b * r + u, tuned.banding.unused(128)), (128, u));
             assert_eq!(areas(t, b, r), (fp, fneg));
         }

@@ -1,6 +1,7 @@
 //! Storage: the redb schema, record codecs, format versioning, and the
 //! record-level reads and writes of a transaction.
 
+pub mod cache;
 pub mod codec;
 pub mod meta;
 pub mod schema;

@@ -10,6 +10,7 @@ use crate::store::codec::{self, DocRecord, SignatureRecord};
 use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, SETS, SIGS};
 use crate::{Error, Result};
 use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, Table, WriteTransaction};
+use std::sync::Arc;
 
 /// One transaction's view of the document and index tables.
 pub struct Tables<K, D, S, G, B, H> {
@@ -64,6 +65,15 @@ impl ReadTables {
     }
 }
 
+/// A candidate's decoded records, as [`Reader::entry`] returns them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The signature record (set size, SimHash, MinHash values).
+    pub signature: SignatureRecord,
+    /// The shingle set, when it was asked for.
+    pub set: Option<Box<[u32]>>,
+}
+
 /// Which posting table a look-up reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Postings {
@@ -83,6 +93,27 @@ pub trait Reader {
     fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool>;
     /// Decodes the signature record of `id` into `out`; false when absent.
     fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool>;
+    /// The signature record of `id` and, when `want_set` says so after
+    /// seeing that record, its shingle set too; `None` when `id` is absent.
+    /// This is how the query planner reads a candidate: one call, and no
+    /// set decoded for a candidate the signature already rules out.
+    fn entry(
+        &self,
+        id: u64,
+        want_set: &mut dyn FnMut(&SignatureRecord) -> bool,
+    ) -> Result<Option<Arc<Entry>>> {
+        let mut signature = SignatureRecord::default();
+        if !self.signature_into(id, &mut signature)? {
+            return Ok(None);
+        }
+        let mut set = Vec::new();
+        let set = if want_set(&signature) && self.set_into(id, &mut set)? {
+            Some(set.into_boxed_slice())
+        } else {
+            None
+        };
+        Ok(Some(Arc::new(Entry { signature, set })))
+    }
     /// Appends to `out` the ids posted under (`index`, `key`) that are
     /// greater than `after`, ascending, at most `cap` of them. Returns true
     /// when the list was cut at `cap`.

@@ -6,7 +6,7 @@
 //! ```text
 //! lshdb_bench signatures --corpus C.jsonl
 //! lshdb_bench load       --corpus C.jsonl --db F --threshold T
-//! lshdb_bench query      --corpus C.jsonl --db F --sample N
+//! lshdb_bench query      --corpus C.jsonl --db F --sample N [--record-cache-mb M]
 //! lshdb_bench reopen     --corpus C.jsonl --db F
 //! lshdb_bench pairs      --db F --threshold T --out pairs.tsv
 //! lshdb_bench truth      --corpus C.jsonl --threshold T --out truth.tsv
@@ -46,6 +46,7 @@ fn main() -> Result<(), Error> {
             &need("--corpus")?,
             &need("--db")?,
             flag("--sample").map_or(Ok(2000), |s| s.parse())?,
+            flag("--record-cache-mb").map(|s| s.parse()).transpose()?,
         )?,
         Some("reopen") => reopen(&need("--corpus")?, &need("--db")?)?,
         Some("pairs") => pairs(
@@ -200,10 +201,21 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Single-thread verified query latency by text.
-fn query(corpus: &str, db_path: &str, n: usize) -> Result<serde_json::Value, Error> {
+///
+/// `--record-cache-mb M` sets the decoded-record cache (0 turns it off).
+fn query(
+    corpus: &str,
+    db_path: &str,
+    n: usize,
+    record_cache_mb: Option<usize>,
+) -> Result<serde_json::Value, Error> {
     let docs = read_corpus(corpus)?;
     let queries = sample(&docs, n);
-    let db = Database::open_with(db_path, &OpenOptions::default())?;
+    let options = OpenOptions {
+        record_cache_bytes: record_cache_mb.map(|mb| mb << 20),
+        ..OpenOptions::default()
+    };
+    let db = Database::open_with(db_path, &options)?;
     // Warm the page cache once, as a long-running service would be.
     for (_, text) in &queries {
         db.query(text).run()?;
@@ -223,6 +235,8 @@ fn query(corpus: &str, db_path: &str, n: usize) -> Result<serde_json::Value, Err
             text.len(),
             result.explain.candidates,
             result.explain.verified,
+            result.explain.lookup_time.as_secs_f64() * 1e3,
+            result.explain.verify_time.as_secs_f64() * 1e3,
         ));
         hits += result.hits.len();
         *stats.entry("candidates").or_default() += result.explain.candidates;
@@ -232,7 +246,7 @@ fn query(corpus: &str, db_path: &str, n: usize) -> Result<serde_json::Value, Err
     slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
     slowest.truncate(5);
     Ok(json!({
-        "slowest": slowest.iter().map(|(ms, id, len, c, v)| json!({"ms": ms, "id": id, "text_bytes": len, "candidates": c, "verified": v})).collect::<Vec<_>>(),
+        "slowest": slowest.iter().map(|(ms, id, len, c, v, l, vt)| json!({"ms": ms, "id": id, "text_bytes": len, "candidates": c, "verified": v, "lookup_ms": l, "verify_ms": vt})).collect::<Vec<_>>(),
         "queries": times.len(),
         "query_p50_ms": percentile(&times, 0.5),
         "query_p99_ms": percentile(&times, 0.99),

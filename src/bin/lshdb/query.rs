@@ -172,7 +172,6 @@ fn explain_json(e: &Explain) -> serde_json::Value {
         "micros": {
             "sketch": e.sketch_time.as_micros() as u64,
             "lookup": e.lookup_time.as_micros() as u64,
-            "prune": e.prune_time.as_micros() as u64,
             "verify": e.verify_time.as_micros() as u64,
         },
         "warnings": e.warnings,
@@ -196,14 +195,10 @@ fn print_explain(e: &Explain) {
     ));
     line(format_args!("  candidates {:>9}", e.candidates));
     line(format_args!(
-        "  prune      {:>9.1} µs  {} by size, {} by signature",
-        us(e.prune_time),
-        e.pruned_by_length,
-        e.pruned_by_signature
-    ));
-    line(format_args!(
-        "  verify     {:>9.1} µs  {} verified, {} returned",
+        "  verify     {:>9.1} µs  pruned {} by size, {} by signature; {} verified, {} returned",
         us(e.verify_time),
+        e.pruned_by_length,
+        e.pruned_by_signature,
         e.verified,
         e.returned
     ));

@@ -1,0 +1,301 @@
+//! The record cache: decoded signature and shingle-set records
+//! ([`Entry`]), shared by the read transactions of one open database.
+//!
+//! Queries spend most of their time re-reading the same candidates: a
+//! boilerplate family ("Haskell library X, profiling libraries") makes each
+//! member a candidate of every other, so the same few thousand records are
+//! fetched from redb's B-tree, CRC-checked and varint-decoded over and over.
+//! The cache keeps them decoded, weighed by their bytes, and evicts with
+//! `quick_cache`'s scan-resistant S3-FIFO policy.
+//!
+//! **Why it is never stale.** A document id's records change only when the
+//! document is replaced (same key, same id) or removed. Every write that
+//! replaces or removes documents calls [`RecordCache::invalidate`] after its
+//! commit (also after a failed one, whose outcome is unknown): that empties
+//! the cache and advances its epoch. A reader takes the epoch *before* it
+//! opens its snapshot ([`RecordCache::epoch`]) and uses the cache — hits and
+//! fills alike — only while the epoch is unchanged, under a lock that
+//! [`RecordCache::invalidate`] takes exclusively. So a reader whose snapshot
+//! predates a replacing commit can neither put an old record into the cache
+//! nor read a newer one out of it. Write transactions never use the cache:
+//! their records are not committed yet.
+
+use crate::store::codec::SignatureRecord;
+use crate::store::tables::{Entry, Postings, Reader};
+use crate::Result;
+use parking_lot::RwLock;
+use std::sync::Arc;
+
+/// Default bytes of decoded records the cache holds.
+pub const DEFAULT_RECORD_CACHE_BYTES: usize = 64 << 20;
+
+/// Weighs an entry by its decoded bytes plus a fixed overhead.
+#[derive(Clone)]
+struct Bytes;
+
+impl quick_cache::Weighter<u64, Arc<Entry>> for Bytes {
+    fn weight(&self, _id: &u64, entry: &Arc<Entry>) -> u64 {
+        let set = entry.set.as_ref().map_or(0, |s| s.len());
+        ((entry.signature.values.len() + set) * 4 + 96) as u64
+    }
+}
+
+/// The cache of one open database; [`RecordCache::disabled`] holds nothing.
+pub struct RecordCache {
+    /// The epoch and the entries; the write lock is taken only to
+    /// invalidate.
+    state: RwLock<State>,
+}
+
+struct State {
+    epoch: u64,
+    entries: Option<quick_cache::sync::Cache<u64, Arc<Entry>, Bytes>>,
+}
+
+impl RecordCache {
+    /// A cache of at most `bytes` decoded bytes (0 disables it).
+    pub fn new(bytes: usize) -> Self {
+        let entries = (bytes > 0).then(|| {
+            // Entries are about 1–2 KiB each on typical text.
+            let estimated_items = (bytes / 1024).max(16);
+            quick_cache::sync::Cache::with_weighter(estimated_items, bytes as u64, Bytes)
+        });
+        Self {
+            state: RwLock::new(State { epoch: 0, entries }),
+        }
+    }
+
+    /// A cache that holds nothing.
+    pub fn disabled() -> Self {
+        Self::new(0)
+    }
+
+    /// The current epoch; take it before opening the read snapshot that
+    /// [`RecordCache::reader`] wraps.
+    pub fn epoch(&self) -> u64 {
+        self.state.read().epoch
+    }
+
+    /// Empties the cache and advances the epoch. Call after every commit
+    /// (successful or not) that replaced or removed documents.
+    pub fn invalidate(&self) {
+        let mut state = self.state.write();
+        state.epoch += 1;
+        if let Some(entries) = &state.entries {
+            entries.clear();
+        }
+    }
+
+    /// Decoded bytes held now (for statistics and tests).
+    pub fn weight(&self) -> u64 {
+        self.state.read().entries.as_ref().map_or(0, |e| e.weight())
+    }
+
+    /// `inner` (a read snapshot opened after `epoch` was taken) with the
+    /// cache in front of its signature and set reads.
+    pub fn reader<'a, R: Reader>(&'a self, inner: &'a R, epoch: u64) -> CachedReader<'a, R> {
+        CachedReader {
+            cache: self,
+            inner,
+            epoch,
+        }
+    }
+
+    /// Runs `f` on the entries if the epoch is still `epoch`.
+    fn with<T>(
+        &self,
+        epoch: u64,
+        f: impl FnOnce(&quick_cache::sync::Cache<u64, Arc<Entry>, Bytes>) -> T,
+    ) -> Option<T> {
+        let state = self.state.read();
+        match &state.entries {
+            Some(entries) if state.epoch == epoch => Some(f(entries)),
+            _ => None,
+        }
+    }
+}
+
+/// A [`Reader`] that answers signature and set reads from the cache where
+/// it can, and fills the cache from the snapshot where it cannot.
+pub struct CachedReader<'a, R> {
+    cache: &'a RecordCache,
+    inner: &'a R,
+    epoch: u64,
+}
+
+impl<R: Reader> Reader for CachedReader<'_, R> {
+    fn id_of(&self, key: &str) -> Result<Option<u64>> {
+        self.inner.id_of(key)
+    }
+
+    fn doc(&self, id: u64) -> Result<Option<crate::store::codec::DocRecord>> {
+        self.inner.doc(id)
+    }
+
+    fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
+        self.inner.set_into(id, out)
+    }
+
+    fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
+        self.inner.signature_into(id, out)
+    }
+
+    fn entry(
+        &self,
+        id: u64,
+        want_set: &mut dyn FnMut(&SignatureRecord) -> bool,
+    ) -> Result<Option<Arc<Entry>>> {
+        let cached = self.cache.with(self.epoch, |c| c.get(&id)).flatten();
+        let entry = match cached {
+            // `want_set` always sees the record: the caller's verdict
+            // depends on it.
+            Some(entry) if !want_set(&entry.signature) || entry.set.is_some() => {
+                return Ok(Some(entry))
+            }
+            // Cached without its set, and the set is wanted now.
+            Some(entry) => {
+                let mut set = Vec::new();
+                if !self.inner.set_into(id, &mut set)? {
+                    return Ok(None);
+                }
+                Arc::new(Entry {
+                    signature: entry.signature.clone(),
+                    set: Some(set.into_boxed_slice()),
+                })
+            }
+            None => match self.inner.entry(id, want_set)? {
+                Some(entry) => entry,
+                None => return Ok(None),
+            },
+        };
+        self.cache
+            .with(self.epoch, |c| c.insert(id, Arc::clone(&entry)));
+        Ok(Some(entry))
+    }
+
+    fn postings(
+        &self,
+        table: Postings,
+        index: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool> {
+        self.inner.postings(table, index, key, after, cap, out)
+    }
+
+    fn len(&self) -> Result<u64> {
+        self.inner.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::codec::DocRecord;
+    use std::cell::Cell;
+
+    /// A snapshot holding document 1 with set {1, 2, 3}; counts set reads.
+    #[derive(Default)]
+    struct Fake {
+        set_reads: Cell<usize>,
+    }
+
+    impl Reader for Fake {
+        fn id_of(&self, _: &str) -> Result<Option<u64>> {
+            Ok(None)
+        }
+        fn doc(&self, _: u64) -> Result<Option<DocRecord>> {
+            Ok(None)
+        }
+        fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
+            self.set_reads.set(self.set_reads.get() + 1);
+            out.clear();
+            out.extend([1, 2, 3]);
+            Ok(id == 1)
+        }
+        fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
+            out.set_len = 3;
+            out.values = vec![7; 4];
+            Ok(id == 1)
+        }
+        fn postings(
+            &self,
+            _: Postings,
+            _: u32,
+            _: u64,
+            _: Option<u64>,
+            _: usize,
+            _: &mut Vec<u64>,
+        ) -> Result<bool> {
+            Ok(false)
+        }
+        fn len(&self) -> Result<u64> {
+            Ok(1)
+        }
+    }
+
+    fn set_of(reader: &impl Reader, id: u64) -> Option<Vec<u32>> {
+        let entry = reader.entry(id, &mut |_| true).unwrap()?;
+        entry.set.as_deref().map(<[u32]>::to_vec)
+    }
+
+    #[test]
+    fn hits_after_the_first_read_and_never_across_an_invalidation() {
+        let cache = RecordCache::new(1 << 20);
+        let fake = Fake::default();
+        let old = cache.epoch();
+        let reader = cache.reader(&fake, old);
+        assert_eq!(set_of(&reader, 1), Some(vec![1, 2, 3]));
+        assert_eq!(set_of(&reader, 1), Some(vec![1, 2, 3]));
+        assert_eq!(fake.set_reads.get(), 1, "the second read is a hit");
+        assert_eq!(set_of(&reader, 2), None, "absent stays absent");
+
+        // A commit replaced documents: a reader of the old snapshot neither
+        // reads the cache nor fills it.
+        cache.invalidate();
+        assert_eq!(cache.weight(), 0);
+        assert_eq!(set_of(&reader, 1), Some(vec![1, 2, 3]));
+        assert_eq!(fake.set_reads.get(), 2);
+        assert_eq!(cache.weight(), 0);
+
+        // A reader of a new snapshot fills it again.
+        let reader = cache.reader(&fake, cache.epoch());
+        set_of(&reader, 1);
+        set_of(&reader, 1);
+        assert_eq!(fake.set_reads.get(), 3);
+        assert!(cache.weight() > 0);
+    }
+
+    #[test]
+    fn a_signature_only_entry_gains_its_set_when_wanted() {
+        let cache = RecordCache::new(1 << 20);
+        let fake = Fake::default();
+        let reader = cache.reader(&fake, cache.epoch());
+        let entry = reader.entry(1, &mut |_| false).unwrap().unwrap();
+        assert_eq!((entry.set.is_none(), fake.set_reads.get()), (true, 0));
+        let mut seen = 0;
+        let entry = reader
+            .entry(1, &mut |record| {
+                seen = record.set_len;
+                true
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(seen, 3, "the judge sees the cached record");
+        assert_eq!(entry.set.as_deref(), Some(&[1, 2, 3][..]));
+        set_of(&reader, 1);
+        assert_eq!(fake.set_reads.get(), 1);
+    }
+
+    #[test]
+    fn a_disabled_cache_holds_nothing() {
+        let cache = RecordCache::disabled();
+        let fake = Fake::default();
+        let reader = cache.reader(&fake, cache.epoch());
+        set_of(&reader, 1);
+        set_of(&reader, 1);
+        assert_eq!((fake.set_reads.get(), cache.weight()), (2, 0));
+    }
+}
