@@ -1,16 +1,18 @@
 //! All verified near-duplicate pairs of a database, and the groups
 //! (connected components) they form.
 //!
-//! Pairs stream from one read snapshot: documents are visited in id order,
-//! each one's band keys are recomputed from its stored signature, and only
-//! postings with a *larger* id are read, so every pair is found once and
-//! memory holds one document's candidates at a time. Groups keep a
+//! Pairs stream from one read snapshot. The bucket table is read once, in
+//! order, keeping the buckets two or more documents share; documents are
+//! then visited in id order, each one's band keys are recomputed from its
+//! stored signature, and only bucket members with a *larger* id become its
+//! candidates, so every pair is found once. Candidates are pruned and
+//! verified exactly as a query's are. Groups keep a
 //! union-find over the documents that appear in some pair, not the index.
 
 use crate::db::Database;
 use crate::query::plan::{verify, Explain};
 use crate::store::codec::{decode_signature, SignatureRecord};
-use crate::store::tables::{context, Postings, ReadTables, Reader};
+use crate::store::tables::{context, ReadTables, Reader};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
@@ -121,6 +123,7 @@ impl Database {
             let txn = self.redb().begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let reader = self.cache().reader(&tables, epoch);
+            let shared = shared_buckets(&tables)?;
             let mut count = 0;
             let mut sigs = tables.sigs.iter()?;
             let mut block = Vec::with_capacity(PAIR_BLOCK);
@@ -140,7 +143,7 @@ impl Database {
                 let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
                     .par_iter()
                     .map_init(Scratch::default, |scratch, (id, signature)| {
-                        self.pairs_of(&reader, *id, signature, threshold, scratch)
+                        self.pairs_of(&reader, &shared, *id, signature, threshold, scratch)
                     })
                     .collect();
                 for pairs in found {
@@ -160,6 +163,7 @@ impl Database {
     fn pairs_of(
         &self,
         tables: &impl Reader,
+        shared: &SharedBuckets,
         id: u64,
         signature: &[u32],
         threshold: f64,
@@ -170,14 +174,10 @@ impl Database {
             .band_keys(signature, &mut scratch.band_keys);
         scratch.candidates.clear();
         for (band, &key) in scratch.band_keys.iter().enumerate() {
-            tables.postings(
-                Postings::Buckets,
-                band as u32,
-                key,
-                Some(id),
-                usize::MAX,
-                &mut scratch.candidates,
-            )?;
+            if let Some(ids) = shared.get(&(band as u32, key)) {
+                let later = ids.partition_point(|&other| other <= id);
+                scratch.candidates.extend_from_slice(&ids[later..]);
+            }
         }
         if scratch.candidates.is_empty() || !tables.set_into(id, &mut scratch.own_set)? {
             return Ok(Vec::new());
@@ -200,6 +200,38 @@ impl Database {
             .map(|(other, similarity)| (id, other, similarity))
             .collect())
     }
+}
+
+/// The buckets shared by at least two documents: (band, key) → ids,
+/// ascending.
+type SharedBuckets = HashMap<(u32, u64), Vec<u64>>;
+
+/// Reads the bucket table once, in order, keeping only the buckets with at
+/// least two members (only those can make pairs). One sequential scan
+/// replaces a B-tree seek per document and band, which made up most of the
+/// time of `pairs`; memory is 8 bytes per posting in a shared bucket.
+fn shared_buckets(tables: &ReadTables) -> Result<SharedBuckets> {
+    let mut shared = SharedBuckets::new();
+    let mut run: Option<((u32, u64), Vec<u64>)> = None;
+    for entry in tables.buckets.iter()? {
+        let (band, key, id) = entry?.0.value();
+        match &mut run {
+            Some((bucket, ids)) if *bucket == (band, key) => ids.push(id),
+            _ => {
+                if let Some((bucket, ids)) = run.replace(((band, key), vec![id])) {
+                    if ids.len() > 1 {
+                        shared.insert(bucket, ids);
+                    }
+                }
+            }
+        }
+    }
+    if let Some((bucket, ids)) = run {
+        if ids.len() > 1 {
+            shared.insert(bucket, ids);
+        }
+    }
+    Ok(shared)
 }
 
 /// Documents whose candidates are verified in parallel at a time.
