@@ -76,8 +76,17 @@ pub struct Prepared {
     pub simhash: Option<u64>,
     /// SimHash block values (empty when off).
     pub blocks: Vec<u64>,
-    /// Raw text, when the database keeps it.
-    pub text: Option<String>,
+    /// The encoded records (encoded while preparing, so bulk loads encode
+    /// on every core and the single writer thread only inserts).
+    records: Records,
+}
+
+/// The encoded `Tag::Doc`, `Tag::Set` and `Tag::Signature` records.
+#[derive(Debug, Clone)]
+struct Records {
+    doc: Vec<u8>,
+    set: Vec<u8>,
+    signature: Vec<u8>,
 }
 
 impl Prepared {
@@ -85,16 +94,9 @@ impl Prepared {
     pub fn encode(&self) -> Encoded<'_> {
         Encoded {
             key: &self.key,
-            doc: codec::encode_doc(&DocRecord {
-                key: self.key.clone(),
-                text: self.text.clone(),
-            }),
-            set: codec::encode_set(&self.set),
-            signature: codec::encode_signature(
-                u32::try_from(self.set.len()).unwrap_or(u32::MAX),
-                self.simhash,
-                &self.signature,
-            ),
+            doc: &self.records.doc,
+            set: &self.records.set,
+            signature: &self.records.signature,
             band_keys: &self.band_keys,
             blocks: &self.blocks,
         }
@@ -239,6 +241,18 @@ impl Pipeline {
             Document::Text(text) if self.store_text => Some(text.to_owned()),
             _ => None,
         };
+        let records = Records {
+            doc: codec::encode_doc(&DocRecord {
+                key: key.to_owned(),
+                text,
+            }),
+            set: codec::encode_set(&set),
+            signature: codec::encode_signature(
+                u32::try_from(set.len()).unwrap_or(u32::MAX),
+                simhash,
+                &signature,
+            ),
+        };
         Ok(Prepared {
             key: key.to_owned(),
             set,
@@ -246,7 +260,7 @@ impl Pipeline {
             band_keys,
             simhash,
             blocks,
-            text,
+            records,
         })
     }
 

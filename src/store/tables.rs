@@ -216,11 +216,11 @@ pub struct Encoded<'a> {
     /// External key.
     pub key: &'a str,
     /// `Tag::Doc` record.
-    pub doc: Vec<u8>,
+    pub doc: &'a [u8],
     /// `Tag::Set` record.
-    pub set: Vec<u8>,
+    pub set: &'a [u8],
     /// `Tag::Signature` record.
-    pub signature: Vec<u8>,
+    pub signature: &'a [u8],
     /// One key per band.
     pub band_keys: &'a [u64],
     /// One value per SimHash block (empty when the index is off).
@@ -261,9 +261,9 @@ impl<'t> WriteTables<'t> {
 
     /// Stores a document's id-keyed records (document, set, signature).
     pub fn put_records(&mut self, id: u64, doc: &Encoded<'_>) -> Result<()> {
-        self.docs.insert(id, doc.doc.as_slice())?;
-        self.sets.insert(id, doc.set.as_slice())?;
-        self.sigs.insert(id, doc.signature.as_slice())?;
+        self.docs.insert(id, doc.doc)?;
+        self.sets.insert(id, doc.set)?;
+        self.sigs.insert(id, doc.signature)?;
         Ok(())
     }
 
