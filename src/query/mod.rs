@@ -136,7 +136,7 @@ impl<'db> Query<'db> {
                 ),
                 );
             }
-            let hits = plan::resolve(&tables, planned.hits)?;
+            let hits = plan::resolve(&reader, planned.hits)?;
             Ok(QueryResult { hits, explain })
         })
     }

@@ -11,6 +11,7 @@
 
 use crate::db::Database;
 use crate::query::plan::{verify, Explain};
+use crate::store::cache::CachedReader;
 use crate::store::codec::{decode_signature, SignatureRecord};
 use crate::store::tables::{context, ReadTables, Reader};
 use crate::{Error, Result};
@@ -115,7 +116,7 @@ impl Database {
     fn pair_ids(
         &self,
         threshold: f64,
-        mut emit: impl FnMut(&ReadTables, u64, u64, f64) -> Result<bool>,
+        mut emit: impl FnMut(&Snapshot<'_>, u64, u64, f64) -> Result<bool>,
     ) -> Result<u64> {
         crate::guard::guard(|| {
             crate::config::check_threshold("threshold", threshold)?;
@@ -149,7 +150,7 @@ impl Database {
                 for pairs in found {
                     for (a, b, similarity) in pairs? {
                         count += 1;
-                        if !emit(&tables, a, b, similarity)? {
+                        if !emit(&reader, a, b, similarity)? {
                             return Ok(count);
                         }
                     }
@@ -245,24 +246,29 @@ struct Scratch {
     own_set: Vec<u32>,
 }
 
-/// The last few id → key look-ups (pairs repeat the same document).
+/// The read snapshot pairs are found in, behind the record cache.
+type Snapshot<'a> = CachedReader<'a, ReadTables>;
+
+/// The last id → key look-up (pairs repeat the same document); others go
+/// through the record cache.
 #[derive(Default)]
 struct KeyCache {
     last: Option<(u64, String)>,
 }
 
 impl KeyCache {
-    fn key(&mut self, tables: &ReadTables, id: u64) -> Result<String> {
+    fn key(&mut self, reader: &impl Reader, id: u64) -> Result<String> {
         if let Some((cached, key)) = &self.last {
             if *cached == id {
                 return Ok(key.clone());
             }
         }
-        let doc = tables
-            .doc(id)?
-            .ok_or_else(|| Error::corrupted(format!("posting points at missing document {id}")))?;
-        self.last = Some((id, doc.key.clone()));
-        Ok(doc.key)
+        let key = reader
+            .key(id)?
+            .ok_or_else(|| Error::corrupted(format!("posting points at missing document {id}")))?
+            .to_string();
+        self.last = Some((id, key.clone()));
+        Ok(key)
     }
 }
 

@@ -279,11 +279,11 @@ pub fn prune_margin(t: f64, n: usize) -> f64 {
 pub fn resolve(reader: &impl Reader, hits: Vec<(u64, f64)>) -> Result<Vec<Hit>> {
     hits.into_iter()
         .map(|(id, similarity)| {
-            let doc = reader.doc(id)?.ok_or_else(|| {
+            let key = reader.key(id)?.ok_or_else(|| {
                 crate::Error::corrupted(format!("posting points at missing document {id}"))
             })?;
             Ok(Hit {
-                key: doc.key,
+                key: key.to_string(),
                 similarity,
             })
         })

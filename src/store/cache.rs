@@ -1,5 +1,6 @@
 //! The record cache: decoded signature and shingle-set records
-//! ([`Entry`]), shared by the read transactions of one open database.
+//! ([`Entry`]) and external keys, shared by the read transactions of one
+//! open database.
 //!
 //! Queries spend most of their time re-reading the same candidates: a
 //! boilerplate family ("Haskell library X, profiling libraries") makes each
@@ -33,12 +34,35 @@ pub const DEFAULT_RECORD_CACHE_BYTES: usize = 64 << 20;
 #[derive(Clone)]
 struct Bytes;
 
-impl quick_cache::Weighter<u64, Arc<Entry>> for Bytes {
-    fn weight(&self, _id: &u64, entry: &Arc<Entry>) -> u64 {
-        let set = entry.set.as_ref().map_or(0, |s| s.len());
-        ((entry.signature.values.len() + set) * 4 + 96) as u64
+impl quick_cache::Weighter<Slot, Cached> for Bytes {
+    fn weight(&self, _slot: &Slot, value: &Cached) -> u64 {
+        let bytes = match value {
+            Cached::Entry(entry) => {
+                let set = entry.set.as_ref().map_or(0, |s| s.len());
+                (entry.signature.values.len() + set) * 4
+            }
+            Cached::Key(key) => key.len(),
+        };
+        (bytes + 96) as u64
     }
 }
+
+/// What a cache slot holds for a document id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Slot {
+    /// Its signature record (and set).
+    Entry(u64),
+    /// Its external key.
+    Key(u64),
+}
+
+#[derive(Clone)]
+enum Cached {
+    Entry(Arc<Entry>),
+    Key(Arc<str>),
+}
+
+type Entries = quick_cache::sync::Cache<Slot, Cached, Bytes>;
 
 /// The cache of one open database; [`RecordCache::disabled`] holds nothing.
 pub struct RecordCache {
@@ -49,7 +73,7 @@ pub struct RecordCache {
 
 struct State {
     epoch: u64,
-    entries: Option<quick_cache::sync::Cache<u64, Arc<Entry>, Bytes>>,
+    entries: Option<Entries>,
 }
 
 impl RecordCache {
@@ -102,11 +126,7 @@ impl RecordCache {
     }
 
     /// Runs `f` on the entries if the epoch is still `epoch`.
-    fn with<T>(
-        &self,
-        epoch: u64,
-        f: impl FnOnce(&quick_cache::sync::Cache<u64, Arc<Entry>, Bytes>) -> T,
-    ) -> Option<T> {
+    fn with<T>(&self, epoch: u64, f: impl FnOnce(&Entries) -> T) -> Option<T> {
         let state = self.state.read();
         match &state.entries {
             Some(entries) if state.epoch == epoch => Some(f(entries)),
@@ -132,6 +152,20 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
         self.inner.doc(id)
     }
 
+    fn key(&self, id: u64) -> Result<Option<Arc<str>>> {
+        if let Some(Some(Cached::Key(key))) = self.cache.with(self.epoch, |c| c.get(&Slot::Key(id)))
+        {
+            return Ok(Some(key));
+        }
+        let key = self.inner.key(id)?;
+        if let Some(key) = &key {
+            let value = Cached::Key(Arc::clone(key));
+            self.cache
+                .with(self.epoch, |c| c.insert(Slot::Key(id), value));
+        }
+        Ok(key)
+    }
+
     fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
         self.inner.set_into(id, out)
     }
@@ -145,7 +179,10 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
         id: u64,
         want_set: &mut dyn FnMut(&SignatureRecord) -> bool,
     ) -> Result<Option<Arc<Entry>>> {
-        let cached = self.cache.with(self.epoch, |c| c.get(&id)).flatten();
+        let cached = match self.cache.with(self.epoch, |c| c.get(&Slot::Entry(id))) {
+            Some(Some(Cached::Entry(entry))) => Some(entry),
+            _ => None,
+        };
         let entry = match cached {
             // `want_set` always sees the record: the caller's verdict
             // depends on it.
@@ -168,8 +205,9 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
                 None => return Ok(None),
             },
         };
+        let value = Cached::Entry(Arc::clone(&entry));
         self.cache
-            .with(self.epoch, |c| c.insert(id, Arc::clone(&entry)));
+            .with(self.epoch, |c| c.insert(Slot::Entry(id), value));
         Ok(Some(entry))
     }
 

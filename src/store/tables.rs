@@ -89,6 +89,10 @@ pub trait Reader {
     fn id_of(&self, key: &str) -> Result<Option<u64>>;
     /// The document record of an id.
     fn doc(&self, id: u64) -> Result<Option<DocRecord>>;
+    /// The external key of an id (what a hit reports).
+    fn key(&self, id: u64) -> Result<Option<Arc<str>>> {
+        Ok(self.doc(id)?.map(|doc| Arc::from(doc.key)))
+    }
     /// Decodes the shingle set of `id` into `out`; false when absent.
     fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool>;
     /// Decodes the signature record of `id` into `out`; false when absent.
