@@ -19,6 +19,7 @@
 ///     0x2e4f_f723
 /// );
 /// ```
+#[inline]
 pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
     const C1: u32 = 0xcc9e_2d51;
     const C2: u32 = 0x1b87_3593;

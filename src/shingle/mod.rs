@@ -176,7 +176,12 @@ impl Shingler {
 
     /// Appends the hash of every shingle of `normalized` to `out`, unsorted.
     pub fn hash_shingles(&self, normalized: &str, out: &mut Vec<u32>) {
-        self.for_each_shingle(normalized, |s| out.push(self.hash(s)));
+        match self.config.kind {
+            ShingleKind::Chars(k) if normalized.is_ascii() && normalized.len() >= k => {
+                hash_byte_windows(normalized.as_bytes(), k, self.config.seed, out);
+            }
+            _ => self.for_each_shingle(normalized, |s| out.push(self.hash(s))),
+        }
     }
 
     /// Calls `f` with every shingle of `normalized`, a sub-slice of it.
@@ -227,6 +232,27 @@ fn char_shingles<'t>(text: &'t str, k: usize, f: &mut impl FnMut(&'t str)) -> bo
         f(&text[bounds[start]..bounds[start + k]]);
     }
     true
+}
+
+/// Appends the hash of every window of `k` bytes: the character shingles
+/// of ASCII text. The usual lengths are compiled for their k, so that
+/// hashing a window unrolls to straight-line code.
+fn hash_byte_windows(bytes: &[u8], k: usize, seed: u32, out: &mut Vec<u32>) {
+    match k {
+        3 => hash_windows_of::<3>(bytes, seed, out),
+        4 => hash_windows_of::<4>(bytes, seed, out),
+        5 => hash_windows_of::<5>(bytes, seed, out),
+        6 => hash_windows_of::<6>(bytes, seed, out),
+        7 => hash_windows_of::<7>(bytes, seed, out),
+        8 => hash_windows_of::<8>(bytes, seed, out),
+        9 => hash_windows_of::<9>(bytes, seed, out),
+        _ => out.extend(bytes.windows(k).map(|w| murmur3_32(w, seed))),
+    }
+}
+
+/// [`hash_byte_windows`] for one fixed `K`.
+fn hash_windows_of<const K: usize>(bytes: &[u8], seed: u32, out: &mut Vec<u32>) {
+    out.extend(bytes.windows(K).map(|w| murmur3_32(w, seed)));
 }
 
 /// Every run of `k` words whose first word passes `anchor`; false when there

@@ -196,3 +196,27 @@ fn items_and_text_meet_in_one_pipeline() {
         item_set(["eggs", "milk", "bread"], DEFAULT_SEED)
     );
 }
+
+#[test]
+fn ascii_windows_hash_like_their_shingles() {
+    // The byte-window path (compiled per k for the usual lengths) against
+    // hashing each shingle string, for k on both sides of those lengths.
+    let text = "the quick brown fox jumps over the lazy dog, 0123456789 ~!";
+    for k in 1..=16 {
+        for seed in [DEFAULT_SEED, 0x9747_b28c] {
+            let s = Shingler::new(ShingleConfig {
+                kind: ShingleKind::Chars(k),
+                seed,
+                ..Default::default()
+            })
+            .unwrap();
+            for len in [k - 1, k, k + 1, text.len()] {
+                let part = &text[..len];
+                let mut got = Vec::new();
+                s.hash_shingles(part, &mut got);
+                let expected: Vec<u32> = s.shingles(part).iter().map(|w| s.hash(w)).collect();
+                assert_eq!(got, expected, "k = {k}, seed = {seed}, {part:?}");
+            }
+        }
+    }
+}
