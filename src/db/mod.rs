@@ -18,7 +18,7 @@ pub(crate) mod prepare;
 mod writer;
 
 pub use batch::Batch;
-pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf};
+pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH};
 pub use maintain::{CheckReport, Stats};
 pub use open::OpenOptions;
 pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};

@@ -90,6 +90,14 @@ struct Records {
 }
 
 impl Prepared {
+    /// Frees the decoded set and signature, which only dedup-on-write reads
+    /// (their encoded records stay): a bulk load holds two chunks of
+    /// prepared documents at once, and this halves them.
+    pub(crate) fn trim(&mut self) {
+        self.set = Vec::new();
+        self.signature = Vec::new();
+    }
+
     /// The stored records.
     pub fn encode(&self) -> Encoded<'_> {
         Encoded {

@@ -27,7 +27,7 @@ pub struct Args {
     #[command(flatten)]
     fields: JsonFields,
     /// Documents per commit.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = lshdb::DEFAULT_BATCH)]
     batch: usize,
     /// Dedup-on-write: skip (and report) documents with a stored
     /// near-duplicate at this similarity or above.

@@ -150,7 +150,7 @@ pub struct ImportArgs {
     #[arg(long = "in", value_name = "FILE")]
     input: Option<String>,
     /// Documents per commit.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = lshdb::DEFAULT_BATCH)]
     batch: usize,
 }
 

@@ -120,7 +120,7 @@ pub fn run(args: &Args) -> CmdResult {
         true
     })?;
     if !pending.is_empty() {
-        load(&db, pending.into_iter(), 4096)?;
+        load(&db, pending.into_iter(), lshdb::DEFAULT_BATCH)?;
     }
     if interrupted() {
         return fail("interrupted: files indexed so far are committed; run scan again to finish");
