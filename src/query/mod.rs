@@ -15,6 +15,7 @@ use crate::db::prepare::{Document, Sketch};
 use crate::db::Database;
 use crate::store::codec::SignatureRecord;
 use crate::store::tables::{ReadTables, Reader};
+use crate::store::walk::Walker;
 use crate::{Error, Result};
 use plan::PlanOptions;
 use redb::ReadableDatabase;
@@ -115,7 +116,8 @@ impl<'db> Query<'db> {
             let epoch = self.db.cache().epoch();
             let txn = self.db.redb().begin_read()?;
             let tables = ReadTables::open(&txn)?;
-            let reader = self.db.cache().reader(&tables, epoch);
+            let walker = Walker::new(&tables);
+            let reader = self.db.cache().reader(&walker, epoch);
             let start = Instant::now();
             let sketch = self.sketch(&reader, false)?;
             let sketch_time = start.elapsed();

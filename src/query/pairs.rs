@@ -14,6 +14,7 @@ use crate::query::plan::{verify, Explain};
 use crate::store::cache::CachedReader;
 use crate::store::codec::{decode_signature, SignatureRecord};
 use crate::store::tables::{context, ReadTables, Reader};
+use crate::store::walk::Walker;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use redb::{ReadableDatabase, ReadableTable};
@@ -143,9 +144,13 @@ impl Database {
                 }
                 let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
                     .par_iter()
-                    .map_init(Scratch::default, |scratch, (id, signature)| {
-                        self.pairs_of(&reader, &shared, *id, signature, threshold, scratch)
-                    })
+                    .map_init(
+                        || (Scratch::default(), Walker::new(&tables)),
+                        |(scratch, walker), (id, signature)| {
+                            let reader = self.cache().reader(walker, epoch);
+                            self.pairs_of(&reader, &shared, *id, signature, threshold, scratch)
+                        },
+                    )
                     .collect();
                 for pairs in found {
                     for (a, b, similarity) in pairs? {

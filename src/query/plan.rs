@@ -23,7 +23,6 @@ use crate::db::prepare::{Pipeline, Sketch};
 use crate::query::Hit;
 use crate::sketch::measures::jaccard_at_least;
 use crate::sketch::minhash::agreements;
-use crate::store::codec::SignatureRecord;
 use crate::store::tables::{Postings, Reader};
 use crate::Result;
 use std::time::{Duration, Instant};
@@ -143,7 +142,9 @@ pub fn run(
         }
     }
     explain.buckets_probed = sketch.band_keys.len();
-    candidates.sort_unstable();
+    // Each band's postings arrive in id order: a run-adaptive sort merges
+    // those runs instead of sorting from scratch.
+    candidates.sort();
     candidates.dedup();
     if let Some(own) = options.exclude {
         candidates.retain(|&id| id != own);
@@ -202,9 +203,17 @@ pub(crate) fn verify(
     let mut hits = Vec::new();
     for id in candidates {
         let mut verdict = Verdict::Verify;
-        let mut decide = |record: &SignatureRecord| {
+        let mut decide = |set_len: u32, values: &[u32]| {
             verdict = if prune {
-                judge(record, signature, query_len, t, margin, exact_estimates)
+                judge(
+                    set_len,
+                    values,
+                    signature,
+                    query_len,
+                    t,
+                    margin,
+                    exact_estimates,
+                )
             } else {
                 Verdict::Verify
             };
@@ -214,7 +223,7 @@ pub(crate) fn verify(
         let Some(entry) = reader.entry(id, &mut decide)? else {
             continue;
         };
-        match (verdict, &entry.set) {
+        match (verdict, entry.set()) {
             (Verdict::Verify, Some(other)) => {
                 explain.verified += 1;
                 if let Some(similarity) = jaccard_at_least(set, other, t) {
@@ -245,8 +254,10 @@ enum Verdict {
 /// unreachable (J ≤ min/max) prune exactly; an agreement estimate more
 /// than `margin` below `t` prunes where the estimate is reliable (the
 /// permutation scheme, or both sets at least as large as the signature).
+#[allow(clippy::too_many_arguments)]
 fn judge(
-    record: &SignatureRecord,
+    set_len: u32,
+    values: &[u32],
     signature: &[u32],
     query_len: usize,
     t: f64,
@@ -254,13 +265,13 @@ fn judge(
     exact_estimates: bool,
 ) -> Verdict {
     let n = signature.len();
-    let len = record.set_len as usize;
+    let len = set_len as usize;
     let (small, large) = (query_len.min(len), query_len.max(len));
     if (small as f64) < t * large as f64 {
         return Verdict::Length;
     }
     if exact_estimates || small >= n {
-        let estimate = agreements(signature, &record.values) as f64 / n as f64;
+        let estimate = agreements(signature, values) as f64 / n as f64;
         if estimate < t - margin {
             return Verdict::Signature;
         }
@@ -275,17 +286,26 @@ pub fn prune_margin(t: f64, n: usize) -> f64 {
     4.0 * (j * (1.0 - j) / n as f64).sqrt()
 }
 
-/// Turns planner hits into keyed [`Hit`]s.
+/// Turns planner hits into keyed [`Hit`]s, in the same order. Keys are
+/// read in id order, so a [`crate::store::walk::Walker`] steps instead of
+/// seeking.
 pub fn resolve(reader: &impl Reader, hits: Vec<(u64, f64)>) -> Result<Vec<Hit>> {
-    hits.into_iter()
-        .map(|(id, similarity)| {
-            let key = reader.key(id)?.ok_or_else(|| {
-                crate::Error::corrupted(format!("posting points at missing document {id}"))
-            })?;
-            Ok(Hit {
-                key: key.to_string(),
-                similarity,
-            })
+    let mut by_id: Vec<usize> = (0..hits.len()).collect();
+    by_id.sort_by_key(|&i| hits[i].0);
+    let mut keys = vec![None; hits.len()];
+    for i in by_id {
+        let id = hits[i].0;
+        let key = reader.key(id)?.ok_or_else(|| {
+            crate::Error::corrupted(format!("posting points at missing document {id}"))
+        })?;
+        keys[i] = Some(key);
+    }
+    Ok(hits
+        .into_iter()
+        .zip(keys)
+        .map(|((_, similarity), key)| Hit {
+            key: key.map(|k| k.to_string()).unwrap_or_default(),
+            similarity,
         })
-        .collect()
+        .collect())
 }

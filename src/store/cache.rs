@@ -37,10 +37,7 @@ struct Bytes;
 impl quick_cache::Weighter<Slot, Cached> for Bytes {
     fn weight(&self, _slot: &Slot, value: &Cached) -> u64 {
         let bytes = match value {
-            Cached::Entry(entry) => {
-                let set = entry.set.as_ref().map_or(0, |s| s.len());
-                (entry.signature.values.len() + set) * 4
-            }
+            Cached::Entry(entry) => entry.bytes(),
             Cached::Key(key) => key.len(),
         };
         (bytes + 96) as u64
@@ -58,7 +55,7 @@ enum Slot {
 
 #[derive(Clone)]
 enum Cached {
-    Entry(Arc<Entry>),
+    Entry(Entry),
     Key(Arc<str>),
 }
 
@@ -177,8 +174,8 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
     fn entry(
         &self,
         id: u64,
-        want_set: &mut dyn FnMut(&SignatureRecord) -> bool,
-    ) -> Result<Option<Arc<Entry>>> {
+        want_set: &mut dyn FnMut(u32, &[u32]) -> bool,
+    ) -> Result<Option<Entry>> {
         let cached = match self.cache.with(self.epoch, |c| c.get(&Slot::Entry(id))) {
             Some(Some(Cached::Entry(entry))) => Some(entry),
             _ => None,
@@ -186,7 +183,9 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
         let entry = match cached {
             // `want_set` always sees the record: the caller's verdict
             // depends on it.
-            Some(entry) if !want_set(&entry.signature) || entry.set.is_some() => {
+            Some(entry)
+                if !want_set(entry.set_len(), entry.signature()) || entry.set().is_some() =>
+            {
                 return Ok(Some(entry))
             }
             // Cached without its set, and the set is wanted now.
@@ -195,17 +194,14 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
                 if !self.inner.set_into(id, &mut set)? {
                     return Ok(None);
                 }
-                Arc::new(Entry {
-                    signature: entry.signature.clone(),
-                    set: Some(set.into_boxed_slice()),
-                })
+                Entry::new(entry.set_len(), entry.signature(), Some(&set))
             }
             None => match self.inner.entry(id, want_set)? {
                 Some(entry) => entry,
                 None => return Ok(None),
             },
         };
-        let value = Cached::Entry(Arc::clone(&entry));
+        let value = Cached::Entry(entry.clone());
         self.cache
             .with(self.epoch, |c| c.insert(Slot::Entry(id), value));
         Ok(Some(entry))
@@ -275,8 +271,8 @@ mod tests {
     }
 
     fn set_of(reader: &impl Reader, id: u64) -> Option<Vec<u32>> {
-        let entry = reader.entry(id, &mut |_| true).unwrap()?;
-        entry.set.as_deref().map(<[u32]>::to_vec)
+        let entry = reader.entry(id, &mut |_, _| true).unwrap()?;
+        entry.set().map(<[u32]>::to_vec)
     }
 
     #[test]
@@ -311,18 +307,18 @@ mod tests {
         let cache = RecordCache::new(1 << 20);
         let fake = Fake::default();
         let reader = cache.reader(&fake, cache.epoch());
-        let entry = reader.entry(1, &mut |_| false).unwrap().unwrap();
-        assert_eq!((entry.set.is_none(), fake.set_reads.get()), (true, 0));
+        let entry = reader.entry(1, &mut |_, _| false).unwrap().unwrap();
+        assert_eq!((entry.set().is_none(), fake.set_reads.get()), (true, 0));
         let mut seen = 0;
         let entry = reader
-            .entry(1, &mut |record| {
-                seen = record.set_len;
+            .entry(1, &mut |set_len, _| {
+                seen = set_len;
                 true
             })
             .unwrap()
             .unwrap();
         assert_eq!(seen, 3, "the judge sees the cached record");
-        assert_eq!(entry.set.as_deref(), Some(&[1, 2, 3][..]));
+        assert_eq!(entry.set(), Some(&[1, 2, 3][..]));
         set_of(&reader, 1);
         assert_eq!(fake.set_reads.get(), 1);
     }

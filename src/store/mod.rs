@@ -6,3 +6,4 @@ pub mod codec;
 pub mod meta;
 pub mod schema;
 pub(crate) mod tables;
+pub(crate) mod walk;

@@ -65,13 +65,48 @@ impl ReadTables {
     }
 }
 
-/// A candidate's decoded records, as [`Reader::entry`] returns them.
+/// A candidate's decoded records, as [`Reader::entry`] returns them: its
+/// set size, MinHash signature and, when it was asked for, its shingle set.
+///
+/// One shared allocation, `[set_len, n, has_set, signature.., set..]`:
+/// verification touches thousands of cached entries per query, and each
+/// separate allocation is another cache miss.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// The signature record (set size, SimHash, MinHash values).
-    pub signature: SignatureRecord,
-    /// The shingle set, when it was asked for.
-    pub set: Option<Box<[u32]>>,
+pub struct Entry(Arc<[u32]>);
+
+impl Entry {
+    const HEADER: usize = 3;
+
+    /// An entry of `set_len` shingles with `signature`, and `set` if read.
+    pub fn new(set_len: u32, signature: &[u32], set: Option<&[u32]>) -> Self {
+        let n = signature.len();
+        let mut words = Vec::with_capacity(Self::HEADER + n + set.map_or(0, <[u32]>::len));
+        // Signatures have at most MAX_PERM (4,096) values.
+        words.extend([set_len, n as u32, u32::from(set.is_some())]);
+        words.extend_from_slice(signature);
+        words.extend_from_slice(set.unwrap_or_default());
+        Self(words.into())
+    }
+
+    /// Number of shingles in the document's set.
+    pub fn set_len(&self) -> u32 {
+        self.0[0]
+    }
+
+    /// The MinHash signature.
+    pub fn signature(&self) -> &[u32] {
+        &self.0[Self::HEADER..Self::HEADER + self.0[1] as usize]
+    }
+
+    /// The shingle set, when it was read.
+    pub fn set(&self) -> Option<&[u32]> {
+        (self.0[2] != 0).then(|| &self.0[Self::HEADER + self.0[1] as usize..])
+    }
+
+    /// Decoded bytes held.
+    pub fn bytes(&self) -> usize {
+        self.0.len() * 4
+    }
 }
 
 /// Which posting table a look-up reads.
@@ -101,22 +136,21 @@ pub trait Reader {
     /// seeing that record, its shingle set too; `None` when `id` is absent.
     /// This is how the query planner reads a candidate: one call, and no
     /// set decoded for a candidate the signature already rules out.
+    ///
+    /// `want_set` gets the set size and the signature.
     fn entry(
         &self,
         id: u64,
-        want_set: &mut dyn FnMut(&SignatureRecord) -> bool,
-    ) -> Result<Option<Arc<Entry>>> {
-        let mut signature = SignatureRecord::default();
-        if !self.signature_into(id, &mut signature)? {
+        want_set: &mut dyn FnMut(u32, &[u32]) -> bool,
+    ) -> Result<Option<Entry>> {
+        let mut record = SignatureRecord::default();
+        if !self.signature_into(id, &mut record)? {
             return Ok(None);
         }
         let mut set = Vec::new();
-        let set = if want_set(&signature) && self.set_into(id, &mut set)? {
-            Some(set.into_boxed_slice())
-        } else {
-            None
-        };
-        Ok(Some(Arc::new(Entry { signature, set })))
+        let with_set = want_set(record.set_len, &record.values) && self.set_into(id, &mut set)?;
+        let set = with_set.then_some(set.as_slice());
+        Ok(Some(Entry::new(record.set_len, &record.values, set)))
     }
     /// Appends to `out` the ids posted under (`index`, `key`) that are
     /// greater than `after`, ascending, at most `cap` of them. Returns true
