@@ -1,6 +1,7 @@
 //! Micro-benchmarks of the similarity core: normalisation + shingling,
 //! each MinHash variant, band hashing and SimHash, on a short (one-line
-//! package description) and a long (paragraph) text.
+//! package description) and a long (paragraph) text; and exact
+//! verification of one candidate.
 //!
 //! Run: `cargo bench --bench sketch`.
 
@@ -8,6 +9,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lshdb::shingle::{ShingleConfig, Shingler};
 use lshdb::sketch::bottomk::BottomK;
 use lshdb::sketch::lsh::Banding;
+use lshdb::sketch::measures;
 use lshdb::sketch::minhash::{MinHashConfig, MinHasher, Scheme};
 use lshdb::sketch::simhash;
 use std::hint::black_box;
@@ -81,5 +83,39 @@ fn banding_and_simhash(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, shingling, minhash, banding_and_simhash);
+/// Exact verification of one candidate: the plain merge against the
+/// early-exit, two-lane `jaccard_at_least`, on 300-value sets of uniform
+/// hashes that reach t = 0.5 (J ≈ 0.6) and that miss it (J ≈ 0.33).
+fn verification(c: &mut Criterion) {
+    let mut rng = lshdb::hash::SplitMix64::new(11);
+    let mut set = |shared: &[u32], own: usize| -> Vec<u32> {
+        let mut v: Vec<u32> = shared.to_vec();
+        v.extend((0..own).map(|_| rng.next_u64() as u32));
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let shared = set(&[], 225);
+    let (query, hit) = (set(&shared, 75), set(&shared, 75));
+    let shared_less = &shared[..150];
+    let (query2, miss) = (set(shared_less, 150), set(shared_less, 150));
+    let mut group = c.benchmark_group("verify300");
+    for (name, a, b) in [("hit", &query, &hit), ("miss", &query2, &miss)] {
+        group.bench_function(format!("jaccard/{name}"), |bench| {
+            bench.iter(|| measures::jaccard(black_box(a), black_box(b)))
+        });
+        group.bench_function(format!("jaccard_at_least/{name}"), |bench| {
+            bench.iter(|| measures::jaccard_at_least(black_box(a), black_box(b), 0.5))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    shingling,
+    minhash,
+    banding_and_simhash,
+    verification
+);
 criterion_main!(benches);

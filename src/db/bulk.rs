@@ -56,9 +56,10 @@ impl AsDocument for DocumentBuf {
 /// Each commit copies every B-tree page it touches, and a chunk's postings
 /// land all over the bucket table, so fewer, larger commits write less:
 /// on debian-desc (t = 0.5, 26 postings per document) 4,096 gave 16,700
-/// docs/s and 16,384 gave 23,200, with peak RSS 139 and 209 MiB
-/// (`lshdb_bench load --batch N`).
-pub const DEFAULT_BATCH: usize = 16_384;
+/// docs/s, 16,384 gave 19,400–19,900 and 32,768 gave 23,900–24,800, with
+/// peak RSS 139, 209 and 273 MiB (`lshdb_bench load --batch N`). Memory
+/// depends on the batch, not on the number of documents loaded.
+pub const DEFAULT_BATCH: usize = 32_768;
 
 /// How a bulk load runs.
 #[derive(Debug, Clone)]

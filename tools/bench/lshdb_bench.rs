@@ -6,7 +6,7 @@
 //! ```text
 //! lshdb_bench signatures --corpus C.jsonl
 //! lshdb_bench load       --corpus C.jsonl --db F --threshold T
-//! lshdb_bench query      --corpus C.jsonl --db F --sample N [--record-cache-mb M]
+//! lshdb_bench query      --corpus C.jsonl --db F --sample N [--record-cache-mb M] [--page-cache-mb M]
 //! lshdb_bench reopen     --corpus C.jsonl --db F
 //! lshdb_bench pairs      --db F --threshold T --out pairs.tsv
 //! lshdb_bench truth      --corpus C.jsonl --threshold T --out truth.tsv
@@ -47,6 +47,7 @@ fn main() -> Result<(), Error> {
             &need("--db")?,
             flag("--sample").map_or(Ok(2000), |s| s.parse())?,
             flag("--record-cache-mb").map(|s| s.parse()).transpose()?,
+            flag("--page-cache-mb").map(|s| s.parse()).transpose()?,
         )?,
         Some("reopen") => reopen(&need("--corpus")?, &need("--db")?)?,
         Some("pairs") => pairs(
@@ -213,17 +214,20 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Single-thread verified query latency by text.
 ///
-/// `--record-cache-mb M` sets the decoded-record cache (0 turns it off).
+/// `--record-cache-mb M` sets the decoded-record cache (0 turns it off),
+/// `--page-cache-mb M` redb's page cache.
 fn query(
     corpus: &str,
     db_path: &str,
     n: usize,
     record_cache_mb: Option<usize>,
+    page_cache_mb: Option<usize>,
 ) -> Result<serde_json::Value, Error> {
     let docs = read_corpus(corpus)?;
     let queries = sample(&docs, n);
     let options = OpenOptions {
         record_cache_bytes: record_cache_mb.map(|mb| mb << 20),
+        cache_bytes: page_cache_mb.map(|mb| mb << 20),
         ..OpenOptions::default()
     };
     let db = Database::open_with(db_path, &options)?;
