@@ -61,7 +61,7 @@ enum Cached {
 
 type Entries = quick_cache::sync::Cache<Slot, Cached, Bytes>;
 
-/// The cache of one open database; [`RecordCache::disabled`] holds nothing.
+/// The cache of one open database; one of 0 bytes holds nothing.
 pub struct RecordCache {
     /// The epoch and the entries; the write lock is taken only to
     /// invalidate.
@@ -84,11 +84,6 @@ impl RecordCache {
         Self {
             state: RwLock::new(State { epoch: 0, entries }),
         }
-    }
-
-    /// A cache that holds nothing.
-    pub fn disabled() -> Self {
-        Self::new(0)
     }
 
     /// The current epoch; take it before opening the read snapshot that
@@ -325,7 +320,7 @@ mod tests {
 
     #[test]
     fn a_disabled_cache_holds_nothing() {
-        let cache = RecordCache::disabled();
+        let cache = RecordCache::new(0);
         let fake = Fake::default();
         let reader = cache.reader(&fake, cache.epoch());
         set_of(&reader, 1);
