@@ -6,7 +6,7 @@ use crate::sketch::lsh::{tune, TuneGoal};
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::meta;
 use crate::store::schema::{BUCKETS, META, SIGS};
-use crate::store::tables::{ReadTables, Reader};
+use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 

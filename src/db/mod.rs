@@ -26,7 +26,7 @@ pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 use crate::config::{Config, Settings};
 use crate::query::{Hit, Query, QueryInput};
 use crate::store::cache::RecordCache;
-use crate::store::tables::{ReadTables, Reader};
+use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use prepare::Pipeline;

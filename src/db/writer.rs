@@ -6,7 +6,7 @@ use crate::db::prepare::Prepared;
 use crate::query::plan::{self, PlanOptions};
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
-use crate::store::tables::{Reader, WriteTables};
+use crate::store::tables::{Index, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
 

@@ -155,6 +155,7 @@ impl<'db> Query<'db> {
             }
             QueryInput::Key(key) => {
                 let id = tables
+                    .index()
                     .id_of(key)?
                     .ok_or_else(|| Error::NotFound(key.clone()))?;
                 self.options.exclude = Some(id);

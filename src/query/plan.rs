@@ -125,7 +125,7 @@ pub fn run(
     let mut candidates = Vec::new();
     for (band, &key) in sketch.band_keys.iter().enumerate() {
         let before = candidates.len();
-        let cut = reader.postings(
+        let cut = reader.index().postings(
             Postings::Buckets,
             band as u32,
             key,

@@ -9,7 +9,7 @@
 use super::{plan::TruncatedBucket, Query};
 use crate::sketch::simhash::{block, hamming};
 use crate::store::codec::SignatureRecord;
-use crate::store::tables::{Postings, ReadTables, Reader};
+use crate::store::tables::{Index, Postings, ReadTables, Reader};
 use crate::{Error, Result};
 use redb::ReadableDatabase;
 

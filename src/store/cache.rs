@@ -22,7 +22,7 @@
 //! their records are not committed yet.
 
 use crate::store::codec::SignatureRecord;
-use crate::store::tables::{Entry, Postings, Reader};
+use crate::store::tables::{Entry, Index, Reader};
 use crate::Result;
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -136,8 +136,8 @@ pub struct CachedReader<'a, R> {
 }
 
 impl<R: Reader> Reader for CachedReader<'_, R> {
-    fn id_of(&self, key: &str) -> Result<Option<u64>> {
-        self.inner.id_of(key)
+    fn index(&self) -> &dyn Index {
+        self.inner.index()
     }
 
     fn doc(&self, id: u64) -> Result<Option<crate::store::codec::DocRecord>> {
@@ -201,28 +201,13 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
             .with(self.epoch, |c| c.insert(Slot::Entry(id), value));
         Ok(Some(entry))
     }
-
-    fn postings(
-        &self,
-        table: Postings,
-        index: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool> {
-        self.inner.postings(table, index, key, after, cap, out)
-    }
-
-    fn len(&self) -> Result<u64> {
-        self.inner.len()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::codec::DocRecord;
+    use crate::store::tables::Postings;
     use std::cell::Cell;
 
     /// A snapshot holding document 1 with set {1, 2, 3}; counts set reads.
@@ -231,23 +216,9 @@ mod tests {
         set_reads: Cell<usize>,
     }
 
-    impl Reader for Fake {
+    impl Index for Fake {
         fn id_of(&self, _: &str) -> Result<Option<u64>> {
             Ok(None)
-        }
-        fn doc(&self, _: u64) -> Result<Option<DocRecord>> {
-            Ok(None)
-        }
-        fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
-            self.set_reads.set(self.set_reads.get() + 1);
-            out.clear();
-            out.extend([1, 2, 3]);
-            Ok(id == 1)
-        }
-        fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
-            out.set_len = 3;
-            out.values = vec![7; 4];
-            Ok(id == 1)
         }
         fn postings(
             &self,
@@ -262,6 +233,26 @@ mod tests {
         }
         fn len(&self) -> Result<u64> {
             Ok(1)
+        }
+    }
+
+    impl Reader for Fake {
+        fn index(&self) -> &dyn Index {
+            self
+        }
+        fn doc(&self, _: u64) -> Result<Option<DocRecord>> {
+            Ok(None)
+        }
+        fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
+            self.set_reads.set(self.set_reads.get() + 1);
+            out.clear();
+            out.extend([1, 2, 3]);
+            Ok(id == 1)
+        }
+        fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
+            out.set_len = 3;
+            out.values = vec![7; 4];
+            Ok(id == 1)
         }
     }
 

@@ -118,10 +118,31 @@ pub enum Postings {
     Blocks,
 }
 
-/// Record-level reads, for any transaction.
-pub trait Reader {
+/// Look-ups in the key and posting tables, for any transaction. Readers
+/// that cache or walk records ([`Reader::index`]) pass these through.
+pub trait Index {
     /// The id of an external key.
     fn id_of(&self, key: &str) -> Result<Option<u64>>;
+    /// Appends to `out` the ids posted under (`index`, `key`) that are
+    /// greater than `after`, ascending, at most `cap` of them. Returns true
+    /// when the list was cut at `cap`.
+    fn postings(
+        &self,
+        table: Postings,
+        index: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool>;
+    /// The number of stored documents.
+    fn len(&self) -> Result<u64>;
+}
+
+/// Record-level reads, for any transaction.
+pub trait Reader {
+    /// The key and posting look-ups of the same snapshot.
+    fn index(&self) -> &dyn Index;
     /// The document record of an id.
     fn doc(&self, id: u64) -> Result<Option<DocRecord>>;
     /// The external key of an id (what a hit reports).
@@ -152,23 +173,9 @@ pub trait Reader {
         let set = with_set.then_some(set.as_slice());
         Ok(Some(Entry::new(record.set_len, &record.values, set)))
     }
-    /// Appends to `out` the ids posted under (`index`, `key`) that are
-    /// greater than `after`, ascending, at most `cap` of them. Returns true
-    /// when the list was cut at `cap`.
-    fn postings(
-        &self,
-        table: Postings,
-        index: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool>;
-    /// The number of stored documents.
-    fn len(&self) -> Result<u64>;
 }
 
-impl<K, D, S, G, B, H> Reader for Tables<K, D, S, G, B, H>
+impl<K, D, S, G, B, H> Index for Tables<K, D, S, G, B, H>
 where
     K: ReadableTable<&'static str, u64>,
     D: ReadableTable<u64, Bytes>,
@@ -179,33 +186,6 @@ where
 {
     fn id_of(&self, key: &str) -> Result<Option<u64>> {
         Ok(self.keys.get(key)?.map(|v| v.value()))
-    }
-
-    fn doc(&self, id: u64) -> Result<Option<DocRecord>> {
-        match self.docs.get(id)? {
-            None => Ok(None),
-            Some(v) => codec::decode_doc(v.value())
-                .map(Some)
-                .map_err(|e| context(e, "document", id)),
-        }
-    }
-
-    fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
-        match self.sets.get(id)? {
-            None => Ok(false),
-            Some(v) => codec::decode_set_into(v.value(), out)
-                .map(|()| true)
-                .map_err(|e| context(e, "shingle set", id)),
-        }
-    }
-
-    fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
-        match self.sigs.get(id)? {
-            None => Ok(false),
-            Some(v) => codec::decode_signature(v.value(), out)
-                .map(|()| true)
-                .map_err(|e| context(e, "signature", id)),
-        }
     }
 
     fn postings(
@@ -238,6 +218,47 @@ where
 
     fn len(&self) -> Result<u64> {
         Ok(self.docs.len()?)
+    }
+}
+
+impl<K, D, S, G, B, H> Reader for Tables<K, D, S, G, B, H>
+where
+    K: ReadableTable<&'static str, u64>,
+    D: ReadableTable<u64, Bytes>,
+    S: ReadableTable<u64, Bytes>,
+    G: ReadableTable<u64, Bytes>,
+    B: ReadableTable<Posting, ()>,
+    H: ReadableTable<Posting, ()>,
+{
+    fn index(&self) -> &dyn Index {
+        self
+    }
+
+    fn doc(&self, id: u64) -> Result<Option<DocRecord>> {
+        match self.docs.get(id)? {
+            None => Ok(None),
+            Some(v) => codec::decode_doc(v.value())
+                .map(Some)
+                .map_err(|e| context(e, "document", id)),
+        }
+    }
+
+    fn set_into(&self, id: u64, out: &mut Vec<u32>) -> Result<bool> {
+        match self.sets.get(id)? {
+            None => Ok(false),
+            Some(v) => codec::decode_set_into(v.value(), out)
+                .map(|()| true)
+                .map_err(|e| context(e, "shingle set", id)),
+        }
+    }
+
+    fn signature_into(&self, id: u64, out: &mut SignatureRecord) -> Result<bool> {
+        match self.sigs.get(id)? {
+            None => Ok(false),
+            Some(v) => codec::decode_signature(v.value(), out)
+                .map(|()| true)
+                .map_err(|e| context(e, "signature", id)),
+        }
     }
 }
 

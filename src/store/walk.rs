@@ -9,7 +9,7 @@
 //! costs. Reads out of order are answered too, by a new range.
 
 use crate::store::codec::{self, DocRecord, SignatureRecord};
-use crate::store::tables::{context, Postings, ReadTables, Reader};
+use crate::store::tables::{context, Index, ReadTables, Reader};
 use crate::Result;
 use redb::{AccessGuard, ReadOnlyTable};
 use std::cell::RefCell;
@@ -128,8 +128,8 @@ impl<'t> Walker<'t> {
 }
 
 impl Reader for Walker<'_> {
-    fn id_of(&self, key: &str) -> Result<Option<u64>> {
-        self.tables.id_of(key)
+    fn index(&self) -> &dyn Index {
+        self.tables
     }
 
     fn doc(&self, id: u64) -> Result<Option<DocRecord>> {
@@ -150,22 +150,6 @@ impl Reader for Walker<'_> {
             codec::decode_signature(bytes, out).map_err(|e| context(e, "signature", id))
         })?;
         Ok(found.is_some())
-    }
-
-    fn postings(
-        &self,
-        table: Postings,
-        index: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool> {
-        self.tables.postings(table, index, key, after, cap, out)
-    }
-
-    fn len(&self) -> Result<u64> {
-        self.tables.len()
     }
 }
 
