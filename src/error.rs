@@ -102,13 +102,36 @@ pub enum Error {
         given: String,
     },
 
-    /// Another process (or another handle in this process) has the file open.
+    /// Another process (or another handle in this process) has the file open
+    /// for writing: lshdb allows one writer per file at a time. Read-only
+    /// handles ([`crate::Builder::read_only`]) can open it meanwhile.
     #[error(
-        "{} is already open in another process or handle; lshdb allows one writer per file — \
-         close the other one and retry",
+        "{} is open for writing in another process or handle, and lshdb allows one writer per \
+         file; read-only opens work meanwhile — close the other writer, or wait for it \
+         (the CLI's `--wait SECONDS`)",
         path.display()
     )]
     AlreadyOpen {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// A write was attempted on a handle opened read-only.
+    #[error("{} was opened read-only; open it for writing to change it", path.display())]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The file was not closed cleanly (its writer crashed or was killed),
+    /// and only a writer can repair it: a read-only open refuses it.
+    #[error(
+        "{} was not closed cleanly (its writer crashed or was killed) and needs a repair, \
+         which a read-only open cannot make; open it for writing once, for example with \
+         `lshdb check --pages {}`",
+        path.display(), path.display()
+    )]
+    NeedsRepair {
         /// The file.
         path: PathBuf,
     },
@@ -126,13 +149,22 @@ pub enum Error {
     #[error("an earlier write failed ({0}); reopen the database before writing again")]
     Poisoned(String),
 
-    /// An I/O error outside the storage engine (reading an input file, ...).
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
+    /// An I/O error outside the storage engine (opening the file, reading
+    /// its header, a storage backend's length).
+    #[error("cannot {op} {}", path.display())]
+    Io {
+        /// What was being done ("open", "read the header of", ...).
+        op: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
 
     /// An error of the storage engine (redb) not covered by another variant.
-    #[error("storage error: {0}")]
-    Storage(redb::Error),
+    #[error("storage engine error")]
+    Storage(#[source] redb::Error),
 }
 
 /// `Result` with lshdb's [`Error`].
@@ -145,6 +177,15 @@ impl Error {
             name,
             reason: reason.into(),
         }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub(crate) fn io(
+        op: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_owned();
+        move |source| Error::Io { op, path, source }
     }
 
     /// Shorthand for [`Error::Corrupted`].

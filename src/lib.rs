@@ -45,8 +45,8 @@ pub mod store;
 
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
-    AsDocument, Batch, BulkOptions, BulkReport, CheckReport, Database, Document, DocumentBuf,
-    ExportedDocument, OpenOptions, Stats, StoredDocument, Unique, DEFAULT_BATCH,
+    AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, Database, Document,
+    DocumentBuf, ExportedDocument, Stats, StoredDocument, Unique, DEFAULT_BATCH,
     MAX_DOCUMENT_BYTES, MAX_KEY_BYTES,
 };
 pub use error::{Error, Result};

@@ -5,7 +5,7 @@
 //! arbitrary bytes as items.
 
 use lshdb::store::schema::REDB_MAGIC;
-use lshdb::{Config, Database, Error, OpenOptions, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
+use lshdb::{Config, Database, Error, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 use redb::{ReadableDatabase, TableDefinition};
 use std::path::{Path, PathBuf};
 
@@ -150,7 +150,7 @@ fn thresholds_outside_zero_one_are_rejected() {
     assert!(!db.contains("new").unwrap());
     assert_eq!(db.settings(), &Config::jaccard(0.8).resolve().unwrap());
     assert_eq!(state(&db), before);
-    assert!(db.check().unwrap().is_clean());
+    assert!(db.check_pages().unwrap().is_clean());
 }
 
 #[test]
@@ -350,7 +350,7 @@ fn files_that_are_not_databases_are_refused_with_a_reason() {
         path
     };
     match Database::open(dir.path().join("missing.lshdb")) {
-        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+        Err(Error::Io { source, .. }) => assert_eq!(source.kind(), std::io::ErrorKind::NotFound),
         other => panic!("expected Io, got {other:?}"),
     }
     let empty = file("empty", b"");
@@ -443,11 +443,8 @@ fn expected_config_must_match_the_stored_one() {
     let path = dir.path().join("cfg.lshdb");
     let config = Config::jaccard(0.8).store_text(true);
     drop(Database::create(&path, config.clone()).unwrap());
-    let expect = |c: Config| OpenOptions {
-        expect: Some(c),
-        ..OpenOptions::default()
-    };
-    let mismatch = |c: Config, field: &str| match Database::open_with(&path, &expect(c)) {
+    let open = |c: Config| Database::builder().expect(c).open(&path);
+    let mismatch = |c: Config, field: &str| match open(c) {
         Err(err @ Error::ConfigMismatch { .. }) => {
             let msg = err.to_string();
             let Error::ConfigMismatch {
@@ -483,24 +480,17 @@ fn expected_config_must_match_the_stored_one() {
     mismatch(config.clone().bands(14, 9), "bands");
     mismatch(config.clone().simhash(2), "simhash_max_distance");
     mismatch(config.clone().store_text(false), "store_text");
-    assert!(is_invalid(
-        Database::open_with(&path, &expect(Config::jaccard(2.0))),
-        "threshold"
-    ));
+    assert!(is_invalid(open(Config::jaccard(2.0)), "threshold"));
     // The matching configuration opens, and so does none.
-    let db = Database::open_with(&path, &expect(config.clone())).unwrap();
+    let db = open(config.clone()).unwrap();
     assert_eq!(db.settings(), &config.resolve().unwrap());
     drop(db);
     drop(
-        Database::open_with(
-            &path,
-            &OpenOptions {
-                cache_bytes: Some(1 << 20),
-                record_cache_bytes: Some(0),
-                expect: None,
-            },
-        )
-        .unwrap(),
+        Database::builder()
+            .cache_bytes(1 << 20)
+            .record_cache_bytes(0)
+            .open(&path)
+            .unwrap(),
     );
 }
 

@@ -47,7 +47,7 @@ fn assert_untouched(db: Database, path: &Path) {
     drop(db);
     let mut db = Database::open(path).unwrap();
     check(&db);
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.postings, db.settings().bands as u64);
 }
@@ -257,5 +257,5 @@ fn bulk_duplicate_keys_keep_the_last_occurrence() {
     assert_eq!(text("b"), "the second key, final version");
     assert_eq!(text("c"), "only version of c");
     let mut db = db;
-    assert!(db.check().unwrap().is_clean());
+    assert!(db.check_pages().unwrap().is_clean());
 }

@@ -152,7 +152,15 @@ fn check_finds_damage_with_exit_code_3() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.ends_with(", storage ok, 0 problem(s)\n"));
+    assert!(out
+        .stdout
+        .ends_with(", pages not verified (--pages), 0 problem(s)\n"));
+    let pages = cli.run(&["check", "--pages", &db]).ok();
+    assert!(
+        pages.stdout.ends_with(", pages ok, 0 problem(s)\n"),
+        "{}",
+        pages.stdout
+    );
     let v = cli.run(&["check", &db, "--json"]).ok().json();
     let bands = cli.run(&["stats", &db, "--json"]).ok().json()["settings"]["bands"]
         .as_u64()
@@ -161,7 +169,7 @@ fn check_finds_damage_with_exit_code_3() {
         v,
         serde_json::json!({
             "clean": true, "documents": 11, "postings": 11 * bands,
-            "storage_ok": true, "problem_count": 0, "problems": [],
+            "storage_ok": null, "problem_count": 0, "problems": [],
         })
     );
 
@@ -187,14 +195,14 @@ fn check_finds_damage_with_exit_code_3() {
         lines[1]
     );
     assert!(
-        lines[1].ends_with(", storage ok, 1 problem(s)"),
+        lines[1].ends_with(", pages not verified (--pages), 1 problem(s)"),
         "{}",
         lines[1]
     );
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     let v = cli.run(&["check", &db, "--json"]).expect(3).json();
     assert_eq!(v["clean"], false);
-    assert_eq!(v["storage_ok"], true);
+    assert_eq!(v["storage_ok"], serde_json::Value::Null);
     assert_eq!(v["problem_count"], 1);
     assert_eq!(v["problems"].as_array().unwrap().len(), 1);
     assert_eq!(v["postings"], 11 * bands - 1);

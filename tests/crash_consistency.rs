@@ -48,7 +48,9 @@ use std::time::Instant;
 fn cut_run(fault: Fault) -> (bool, usize, FaultyBackend) {
     let backend = FaultyBackend::with_fault(fault);
     let run = catch_unwind(AssertUnwindSafe(|| {
-        let Ok(mut db) = Database::create_with_backend(backend.clone(), workload::config()) else {
+        let Ok(mut db) =
+            Database::builder().create_with_backend(backend.clone(), workload::config())
+        else {
             return (false, 0);
         };
         let mut acked = 0;

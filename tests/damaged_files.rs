@@ -216,7 +216,7 @@ fn run_case(path: &Path, texts: &[(String, String)], baseline: &[(String, Answer
     phase("reads");
     let before = answers(&db, texts);
     phase("check");
-    let report = match db.check() {
+    let report = match db.check_pages() {
         Ok(report) => report,
         Err(e) => {
             phase("reads after check");
@@ -392,7 +392,7 @@ fn damaged_files_fail_cleanly() {
         let mut db = Database::open(&original_path).unwrap();
         let baseline = answers(&db, &texts);
         assert!(baseline.iter().all(|(_, a)| a.is_ok()), "{baseline:?}");
-        let report = db.check().unwrap();
+        let report = db.check_pages().unwrap();
         assert!(report.is_clean(), "{:?}", report.problems);
         assert_eq!(report.documents, texts.len() as u64);
         baseline

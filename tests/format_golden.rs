@@ -84,5 +84,5 @@ fn format_v1_fixture_opens_and_answers_the_same() {
     );
     let (near, _) = db.query(A).near_simhash(3).unwrap();
     assert_eq!(near[0].key, "a");
-    assert!(db.check().unwrap().is_clean());
+    assert!(db.check_pages().unwrap().is_clean());
 }

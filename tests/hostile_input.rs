@@ -173,7 +173,7 @@ fn nul_bytes_inside_text_are_ordinary_characters() {
         Some("an ordinary text under a key with NUL bytes".to_owned())
     )));
     assert_eq!(db.len().unwrap(), 5);
-    assert!(db.check().unwrap().is_clean());
+    assert!(db.check_pages().unwrap().is_clean());
 }
 
 #[cfg(feature = "cli")]
@@ -394,7 +394,7 @@ fn mixed_scripts_and_combining_characters() {
         "{pre:?}"
     );
     let mut db = db;
-    assert!(db.check().unwrap().is_clean());
+    assert!(db.check_pages().unwrap().is_clean());
 }
 
 #[test]

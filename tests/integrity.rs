@@ -56,7 +56,7 @@ fn tamper(path: &Path, f: impl FnOnce(&redb::WriteTransaction)) {
 
 fn problems(path: &Path) -> (lshdb::CheckReport, String) {
     let mut db = Database::open(path).unwrap();
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     let all = report.problems.join("\n");
     (report, all)
 }
@@ -66,9 +66,9 @@ fn a_fresh_database_is_clean() {
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = build(&dir, Config::jaccard(0.8));
     let mut db = Database::open(&path).unwrap();
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
-    assert!(report.storage_ok);
+    assert_eq!(report.storage_ok, Some(true));
     assert_eq!(report.documents, DOCS_N);
     assert_eq!(report.postings, DOCS_N * db.settings().bands as u64);
     assert_eq!(report.problem_count, 0);
@@ -81,12 +81,12 @@ fn a_fresh_database_is_clean() {
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = build(&dir, Config::jaccard(0.8).simhash(3));
     let mut db = Database::open(&path).unwrap();
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.postings, DOCS_N * (db.settings().bands as u64 + 4));
     // An empty database is clean too.
     let empty = Database::create(dir.path().join("empty.lshdb"), Config::jaccard(0.8));
-    let report = empty.unwrap().check().unwrap();
+    let report = empty.unwrap().check_pages().unwrap();
     assert!(report.is_clean());
     assert_eq!((report.documents, report.postings), (0, 0));
 }
@@ -108,7 +108,7 @@ fn a_missing_posting_is_reported() {
     });
     let (report, all) = problems(&path);
     assert!(!report.is_clean());
-    assert!(report.storage_ok, "redb itself is fine");
+    assert_eq!(report.storage_ok, Some(true), "redb itself is fine");
     assert_eq!(report.problem_count, 1, "{all}");
     assert!(
         all.contains(&format!(
@@ -163,7 +163,7 @@ fn a_damaged_set_record_is_reported_and_fails_queries() {
     });
     let (report, all) = problems(&path);
     assert!(!report.is_clean());
-    assert!(report.storage_ok);
+    assert_eq!(report.storage_ok, Some(true));
     assert_eq!(report.problem_count, 1, "{all}");
     assert!(
         all.contains(&format!("shingle set record of document {id}")),
@@ -266,7 +266,7 @@ fn compaction_shrinks_the_file_after_mass_deletion() {
     }
     let after = std::fs::metadata(&path).unwrap().len();
     assert!(after < before, "compaction: {before} -> {after} bytes");
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(
         (report.documents, report.postings),

@@ -30,8 +30,8 @@
 //! refused as [`Error::NotADatabase`]. A fault in the close (the drop)
 //! can only be seen in the image, which must hold the whole script.
 //!
-//! A second test checks the errors of `Database::create_with_backend` and
-//! `Database::open_with_backend`.
+//! A second test checks the errors of `Builder::create_with_backend` and
+//! `Builder::open_with_backend`.
 
 mod common_backend;
 
@@ -109,7 +109,7 @@ fn reads(
         db.for_each(|_| true).err(),
         db.query(workload::QUERY).run().err(),
         db.stats().err(),
-        db.check().err(),
+        db.check_pages().err(),
     ];
     run.read_errors += results.iter().filter(|e| e.is_some()).count() as u64;
     Ok(())
@@ -123,7 +123,8 @@ fn fault_run(fault: Fault, backend: &FaultyBackend, states: &[Observed]) -> Resu
         previous_io: 0,
         read_errors: 0,
     };
-    let mut db = match Database::create_with_backend(backend.clone(), workload::config()) {
+    let mut db = match Database::builder().create_with_backend(backend.clone(), workload::config())
+    {
         Ok(db) => db,
         Err(_) if backend.injected() > 0 => {
             run.hit = Hit::Create;
@@ -246,10 +247,9 @@ fn every_failing_call_is_an_error_and_leaves_a_consistent_file() {
 /// The errors of the backend constructors, which have no path to check.
 #[test]
 fn backend_constructors_refuse_what_they_cannot_use() {
-    let not_db = |image: &[u8]| match Database::open_with_backend(
-        FaultyBackend::from_image(image),
-        &Default::default(),
-    ) {
+    let not_db = |image: &[u8]| match Database::builder()
+        .open_with_backend(FaultyBackend::from_image(image))
+    {
         Err(Error::NotADatabase { path, reason }) => {
             assert_eq!(path, std::path::Path::new("<backend>"));
             reason
@@ -273,29 +273,33 @@ fn backend_constructors_refuse_what_they_cannot_use() {
 
     // Create refuses a backend that holds anything.
     let backend = FaultyBackend::new();
-    drop(Database::create_with_backend(backend.clone(), workload::config()).unwrap());
+    drop(
+        Database::builder()
+            .create_with_backend(backend.clone(), workload::config())
+            .unwrap(),
+    );
     let image = backend.live_image();
     assert!(matches!(
-        Database::create_with_backend(FaultyBackend::from_image(&image), workload::config()),
+        Database::builder()
+            .create_with_backend(FaultyBackend::from_image(&image), workload::config()),
         Err(Error::FileExists { .. })
     ));
     // Open checks the stored configuration like a file's.
-    let options = lshdb::OpenOptions {
-        expect: Some(lshdb::Config::jaccard(0.8)),
-        ..Default::default()
-    };
     assert!(matches!(
-        Database::open_with_backend(FaultyBackend::from_image(&image), &options),
+        Database::builder()
+            .expect(lshdb::Config::jaccard(0.8))
+            .open_with_backend(FaultyBackend::from_image(&image)),
         Err(Error::ConfigMismatch { .. })
     ));
-    let options = lshdb::OpenOptions {
-        expect: Some(workload::config()),
-        cache_bytes: Some(1 << 20),
-        ..Default::default()
-    };
-    let db = Database::open_with_backend(FaultyBackend::from_image(&image), &options).unwrap();
+    let db = Database::builder()
+        .expect(workload::config())
+        .cache_bytes(1 << 20)
+        .open_with_backend(FaultyBackend::from_image(&image))
+        .unwrap();
     assert!(db.is_empty().unwrap());
     // A backend whose storage fails at once.
     let dead = FaultyBackend::with_fault(Fault::CutAt(Call::Write, 1));
-    assert!(Database::create_with_backend(dead, workload::config()).is_err());
+    assert!(Database::builder()
+        .create_with_backend(dead, workload::config())
+        .is_err());
 }

@@ -829,7 +829,7 @@ impl Harness<'_> {
         for key in model.sets.keys() {
             self.query_key(&db, &model, key, self.index_threshold, "final_query_key")?;
         }
-        let report = db.check()?;
+        let report = db.check_pages()?;
         prop_assert!(report.is_clean(), "check: {:?}", report);
         prop_assert_eq!(report.documents, model.sets.len() as u64);
         Ok(())

@@ -45,7 +45,7 @@ fn assert_all_findable(db: &mut Database, corpus: &[Vec<String>], label: &str) {
             }
         }
     }
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{label}: {:?}", report.problems);
     assert_eq!(report.documents, (FAMILIES * MEMBERS) as u64);
     assert_eq!(
@@ -105,12 +105,12 @@ fn reband_keeps_every_document_findable() {
         assert!(result.hits.iter().all(|h| h.similarity >= threshold));
         assert_eq!(result.explain.posting_sizes.len(), bands);
 
-        let report = db.check().unwrap();
+        let report = db.check_pages().unwrap();
         assert!(report.is_clean(), "{label}: {:?}", report.problems);
         assert_eq!(report.postings, docs * (bands as u64 + blocks), "{label}");
         db = reopen(db, &path);
         assert_eq!(db.settings(), &s, "{label} after reopening");
-        let report = db.check().unwrap();
+        let report = db.check_pages().unwrap();
         assert!(report.is_clean(), "{label}: {:?}", report.problems);
         // Every document, by its text and by its key.
         for (f, family) in corpus.iter().enumerate() {
@@ -142,7 +142,7 @@ fn reband_keeps_every_document_findable() {
     let hits = db.query_key("late").run().unwrap().hits;
     assert_eq!(hits[0].key, common::key(3, 0));
     assert_eq!(hits[0].similarity, 1.0);
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.postings, (docs + 1) * (16 + blocks));
 }

@@ -81,7 +81,7 @@ fn compaction_after_removing_everything_returns_near_the_empty_size() {
     assert!(db.is_empty().unwrap());
     let removed = size(&path);
     let passes = compact(&mut db);
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!((report.documents, report.postings), (0, 0));
     drop(db);
@@ -118,7 +118,7 @@ fn insert_remove_cycles_reuse_space() {
     }
     let passes = compact(&mut db);
     assert_eq!(db.len().unwrap(), 1);
-    assert!(db.check().unwrap().is_clean());
+    assert!(db.check_pages().unwrap().is_clean());
     drop(db);
     let closed = size(&path);
     println!(

@@ -101,7 +101,7 @@ fn removed_document_is_never_returned() {
     batch.commit().unwrap();
     assert!(!keys_of(&db.query(&corpus[1][0]).run().unwrap().hits).contains(&"fam001-m0"));
     assert_eq!(db.len().unwrap(), 22);
-    let report = db.check().unwrap();
+    let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.documents, 22);
     assert_eq!(report.postings, 22 * db.settings().bands as u64);
@@ -149,8 +149,11 @@ fn replacing_by_key_swaps_content_atomically() {
         "{hits:?}"
     );
     assert!(hits.iter().all(|h| h.similarity < 1.0));
-    assert!(db.check().unwrap().is_clean());
-    assert_eq!(db.check().unwrap().postings, 2 * db.settings().bands as u64);
+    assert!(db.check_pages().unwrap().is_clean());
+    assert_eq!(
+        db.check_pages().unwrap().postings,
+        2 * db.settings().bands as u64
+    );
 
     // Replacing in a batch with the same key twice keeps one document.
     let mut batch = db.batch().unwrap();

@@ -268,11 +268,13 @@ fn verify_into(
     if len != present.len() as u64 {
         problems.push(format!("len() is {len}, {} keys found", present.len()));
     }
-    let report = db.check()?;
+    let report = db.check_pages()?;
     if !report.is_clean() {
         problems.push(format!(
             "check: storage_ok {}, {} problems: {:?}",
-            report.storage_ok,
+            report
+                .storage_ok
+                .map_or("not run".into(), |ok| ok.to_string()),
             report.problem_count,
             report.problems.iter().take(5).collect::<Vec<_>>()
         ));

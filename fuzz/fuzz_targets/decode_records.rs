@@ -20,7 +20,7 @@ use lshdb::store::codec::{
     peek_set_len, unframe, SignatureRecord, Tag,
 };
 use lshdb::store::meta::{decode_settings, encode_settings};
-use lshdb::{Config, Database, OpenOptions, Settings};
+use lshdb::{Builder, Config, Database, Settings};
 use std::sync::OnceLock;
 
 const TAGS: [Tag; 4] = [Tag::Config, Tag::Doc, Tag::Set, Tag::Signature];
@@ -85,7 +85,7 @@ fn same_settings(a: &Settings, b: &Settings) -> bool {
 /// Opens a database image whose settings record is `record` and uses it.
 fn exercise_settings(record: &[u8]) {
     let image = planted_image(record);
-    let Ok(mut db) = Database::open_with_backend(MemBackend::new(image), &small_cache()) else {
+    let Ok(mut db) = small_cache().open_with_backend(MemBackend::new(image)) else {
         return;
     };
     let text = "the quick brown fox jumps over the lazy dog";
@@ -102,15 +102,12 @@ fn exercise_settings(record: &[u8]) {
     let _ = db.pairs(0.5, |_| true);
     let _ = db.groups(0.5);
     let _ = db.stats();
-    let _ = db.check();
+    let _ = db.check_pages();
     let _ = db.remove("fuzz");
 }
 
-fn small_cache() -> OpenOptions {
-    OpenOptions {
-        cache_bytes: Some(1 << 20),
-        ..OpenOptions::default()
-    }
+fn small_cache() -> Builder {
+    Database::builder().cache_bytes(1 << 20)
 }
 
 /// A fresh database image (made once) with `meta["settings"]` replaced by
@@ -119,7 +116,7 @@ fn planted_image(record: &[u8]) -> Vec<u8> {
     static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
     let template = TEMPLATE.get_or_init(|| {
         let backend = MemBackend::new(Vec::new());
-        let db = Database::create_with_backend(backend.clone(), Config::jaccard(0.5).simhash(3))
+        let db = Database::builder().create_with_backend(backend.clone(), Config::jaccard(0.5).simhash(3))
             .expect("create the template database");
         drop(db);
         backend.image()

@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
 
 /// Loads the records as `lshdb add --jsonl` does.
 fn load(records: Vec<(String, DocumentBuf)>) {
-    let db = Database::create_with_backend(MemBackend::default(), Config::jaccard(0.8))
+    let db = Database::builder().create_with_backend(MemBackend::default(), Config::jaccard(0.8))
         .expect("create an in-memory database");
     let report = db
         .insert_bulk(records.iter().cloned(), &BulkOptions::default(), |_| true)

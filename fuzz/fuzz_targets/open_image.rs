@@ -1,5 +1,5 @@
 //! Arbitrary bytes as a database image, through an in-memory storage
-//! backend: `Database::open_with_backend`, and when that succeeds `check`,
+//! backend: `Builder::open_with_backend`, and when that succeeds `check`,
 //! `len`, `get`, a query, a query by key and `for_each`. Errors are fine;
 //! a panic or a hang is not. Seed the corpus with real images
 //! (fuzz/make_seeds.sh), or the fuzzer rarely gets past redb's header.
@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lshdb::{Database, OpenOptions};
+use lshdb::Database;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Once;
@@ -61,14 +61,13 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn exercise(image: &[u8]) {
-    let options = OpenOptions {
-        cache_bytes: Some(1 << 20),
-        ..OpenOptions::default()
-    };
-    let Ok(mut db) = Database::open_with_backend(MemBackend::new(image.to_vec()), &options) else {
+    let Ok(mut db) = Database::builder()
+        .cache_bytes(1 << 20)
+        .open_with_backend(MemBackend::new(image.to_vec()))
+    else {
         return;
     };
-    let _ = db.check();
+    let _ = db.check_pages();
     let _ = db.len();
     let _ = db.get("a");
     let _ = db

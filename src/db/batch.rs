@@ -24,24 +24,18 @@ use redb::WriteTransaction;
 pub struct Batch<'db> {
     db: &'db Database,
     txn: WriteTransaction,
-    /// Whether an operation replaced or removed a stored document.
-    deleted: bool,
 }
 
 impl<'db> Batch<'db> {
     pub(super) fn new(db: &'db Database, txn: WriteTransaction) -> Self {
-        Self {
-            db,
-            txn,
-            deleted: false,
-        }
+        Self { db, txn }
     }
 
     fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
         crate::guard::guard(|| {
             let mut writer = Writer::open(&self.txn, self.db.pipeline())?;
             let out = f(&mut writer)?;
-            self.deleted |= writer.finish()?;
+            writer.finish()?;
             Ok(out)
         })
         .map_err(|e| self.db.poison(e))
@@ -72,9 +66,8 @@ impl<'db> Batch<'db> {
 
     /// Commits every operation durably, at once.
     pub fn commit(self) -> Result<()> {
-        let db = self.db;
-        let (txn, deleted) = (self.txn, self.deleted);
-        crate::guard::guard(|| db.commit(txn, deleted)).map_err(|e| db.poison(e))
+        let (db, txn) = (self.db, self.txn);
+        crate::guard::guard(|| Ok(txn.commit()?)).map_err(|e| db.poison(e))
     }
 
     /// Discards every operation.

@@ -8,7 +8,7 @@ use crate::store::meta;
 use crate::store::schema::{BUCKETS, META, SIGS};
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use redb::{ReadableTable, ReadableTableMetadata};
 
 /// Problems kept in a [`CheckReport`] at most (the count goes on).
 const MAX_PROBLEMS: usize = 1000;
@@ -20,8 +20,9 @@ pub struct CheckReport {
     pub documents: u64,
     /// Postings walked (bucket and block tables).
     pub postings: u64,
-    /// Whether redb's own integrity check passed.
-    pub storage_ok: bool,
+    /// Whether the storage engine's own check of every page checksum
+    /// passed; `None` when it was not run (see [`Database::check_pages`]).
+    pub storage_ok: Option<bool>,
     /// Problems found, at most 1,000 described.
     pub problems: Vec<String>,
     /// Problems found in all.
@@ -31,7 +32,7 @@ pub struct CheckReport {
 impl CheckReport {
     /// Whether nothing is wrong.
     pub fn is_clean(&self) -> bool {
-        self.storage_ok && self.problem_count == 0
+        self.storage_ok != Some(false) && self.problem_count == 0
     }
 
     fn problem(&mut self, what: String) {
@@ -62,15 +63,44 @@ pub struct Stats {
 }
 
 impl Database {
-    /// Walks the whole file: redb's own integrity check, every record's
-    /// checksum and encoding, keys ↔ documents, and every posting each
-    /// document should have (and no others).
-    pub fn check(&mut self) -> Result<CheckReport> {
-        crate::guard::guard(|| {
-            let mut report = CheckReport {
-                storage_ok: self.db.check_integrity().unwrap_or(false),
-                ..CheckReport::default()
-            };
+    /// Walks the whole file from one read snapshot, without changing it:
+    /// every record's checksum and encoding, keys ↔ documents, and every
+    /// posting each document should have (and no others). Works on
+    /// read-only handles, also while another process writes.
+    ///
+    /// A panic of the storage engine on a damaged page ends the walk with
+    /// that problem reported, not with an error.
+    pub fn check(&self) -> Result<CheckReport> {
+        let mut report = CheckReport::default();
+        match crate::guard::guard(|| self.walk_check(&mut report)) {
+            Ok(()) => Ok(report),
+            Err(err @ (Error::Corrupted(_) | Error::Storage(_))) => {
+                report.problem(format!("the walk stopped: {err}"));
+                Ok(report)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// [`Database::check`], plus the storage engine's own check of every
+    /// page checksum (redb's `check_integrity`), which needs write access:
+    /// redb also rebuilds its allocator state. Opening for writing repairs
+    /// a file whose writer crashed, so this is also the way to repair one.
+    ///
+    /// # Errors
+    /// [`Error::ReadOnly`] on a read-only handle; storage errors.
+    pub fn check_pages(&mut self) -> Result<CheckReport> {
+        let path = self.path.clone();
+        let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
+        let storage_ok =
+            crate::guard::guard(|| Ok(db.check_integrity().unwrap_or(false))).unwrap_or(false);
+        let mut report = self.check()?;
+        report.storage_ok = Some(storage_ok);
+        Ok(report)
+    }
+
+    fn walk_check(&self, report: &mut CheckReport) -> Result<()> {
+        {
             let txn = self.db.begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let pipeline = &self.pipeline;
@@ -166,10 +196,10 @@ impl Database {
             }
             report.postings = tables.buckets.len()? + tables.blocks.len()?;
             if report.postings != expected_postings {
-                self.find_stray_postings(&tables, &mut report)?;
+                self.find_stray_postings(&tables, report)?;
             }
-            Ok(report)
-        })
+            Ok(())
+        }
     }
 
     /// Walks the posting tables for postings no document accounts for.
@@ -209,7 +239,9 @@ impl Database {
     pub fn compact(&mut self) -> Result<bool> {
         crate::guard::guard(|| {
             self.check_poisoned()?;
-            Ok(self.db.compact()?)
+            let path = self.path.clone();
+            let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
+            Ok(db.compact()?)
         })
     }
 
@@ -236,7 +268,7 @@ impl Database {
                 ..self.settings.clone()
             };
             let pipeline = Pipeline::new(&settings)?;
-            let txn = self.db.begin_write()?;
+            let txn = self.writable()?.begin_write()?;
             let result = (|| {
                 txn.delete_table(BUCKETS)?;
                 {

@@ -20,7 +20,7 @@ mod writer;
 pub use batch::Batch;
 pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH};
 pub use maintain::{CheckReport, Stats};
-pub use open::OpenOptions;
+pub use open::Builder;
 pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 
 use crate::config::{Config, Settings};
@@ -28,9 +28,9 @@ use crate::query::{Hit, Query, QueryInput};
 use crate::store::cache::RecordCache;
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
+use open::Store;
 use parking_lot::Mutex;
 use prepare::Pipeline;
-use redb::ReadableDatabase;
 use std::path::{Path, PathBuf};
 use writer::Writer;
 
@@ -52,7 +52,7 @@ use writer::Writer;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Database {
-    db: redb::Database,
+    db: Store,
     path: PathBuf,
     settings: Settings,
     pipeline: Pipeline,
@@ -94,72 +94,38 @@ pub enum Unique {
 }
 
 impl Database {
-    /// Creates a new database file at `path`.
+    /// Creates a new database file at `path` with the default options;
+    /// [`Database::builder`] sets others.
     ///
     /// # Errors
     /// [`Error::FileExists`] when the path exists; [`Error::InvalidParameter`]
     /// for an invalid configuration; storage errors.
     pub fn create(path: impl AsRef<Path>, config: Config) -> Result<Self> {
-        open::create(path.as_ref(), config, &OpenOptions::default())
+        Builder::default().create(path, config)
     }
 
-    /// Opens an existing database; its configuration comes from the file.
+    /// Opens an existing database for writing, with the default options;
+    /// its configuration comes from the file. [`Database::builder`] opens
+    /// read-only, waits for another writer, and sets cache sizes.
     ///
     /// # Errors
     /// [`Error::NotADatabase`], [`Error::FormatVersion`],
-    /// [`Error::AlreadyOpen`] (another process has it), [`Error::Corrupted`].
+    /// [`Error::AlreadyOpen`] (another process writes it),
+    /// [`Error::Corrupted`], [`Error::Io`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        open::open(path.as_ref(), &OpenOptions::default())
+        Builder::default().open(path)
     }
 
-    /// Opens with options (cache size, an expected configuration that must
-    /// match the stored one).
-    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Self> {
-        open::open(path.as_ref(), options)
+    /// A [`Builder`] for opening or creating with options: read-only
+    /// access, waiting for another writer, cache sizes, an expected
+    /// configuration, a storage backend instead of a file.
+    pub fn builder() -> Builder {
+        Builder::default()
     }
 
-    /// Creates a new database on a caller-supplied redb storage backend
-    /// instead of a file: memory, an encrypted or remote store, or a test
-    /// harness that injects faults. Every operation then works as on a file,
-    /// with the same durability: a commit returns once the backend's
-    /// `sync_data` has.
-    ///
-    /// Such a database has no path: [`Database::path`] returns the
-    /// placeholder `<backend>`, errors that name a file name that, and
-    /// [`Stats::file_bytes`] is 0. redb takes no file lock on a backend (the
-    /// default lock methods are unsupported), so the caller must not open
-    /// the same storage twice at once.
-    ///
-    /// # Errors
-    /// [`Error::FileExists`] when the backend is not empty (open it with
-    /// [`Database::open_with_backend`]); [`Error::InvalidParameter`] for an
-    /// invalid configuration; [`Error::Io`] when the backend fails to report
-    /// its length; storage errors.
-    pub fn create_with_backend(
-        backend: impl crate::StorageBackend,
-        config: Config,
-    ) -> Result<Self> {
-        open::create_with_backend(backend, config, &OpenOptions::default())
-    }
-
-    /// Opens an existing database on a caller-supplied redb storage backend,
-    /// as [`Database::open_with`] opens a file (see
-    /// [`Database::create_with_backend`] for what differs without a path).
-    /// A backend left by an interrupted commit is repaired by redb on open,
-    /// as a file is.
-    ///
-    /// # Errors
-    /// [`Error::NotADatabase`] (the backend is empty, does not start with a
-    /// redb header, or holds a redb database without lshdb metadata),
-    /// [`Error::FormatVersion`], [`Error::ConfigMismatch`] when
-    /// `options.expect` differs from the stored configuration,
-    /// [`Error::Corrupted`], [`Error::Io`] when reading the header fails;
-    /// other storage errors.
-    pub fn open_with_backend(
-        backend: impl crate::StorageBackend,
-        options: &OpenOptions,
-    ) -> Result<Self> {
-        open::open_with_backend(backend, options)
+    /// Whether this handle was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.db.writable().is_none()
     }
 
     /// The stored settings.
@@ -306,7 +272,7 @@ impl Database {
     pub fn batch(&self) -> Result<Batch<'_>> {
         crate::guard::guard(|| {
             self.check_poisoned()?;
-            Ok(Batch::new(self, self.db.begin_write()?))
+            Ok(Batch::new(self, self.writable()?.begin_write()?))
         })
     }
 
@@ -315,27 +281,24 @@ impl Database {
     fn write<T>(&self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
         self.check_poisoned()?;
         crate::guard::guard(|| {
-            let txn = self.db.begin_write()?;
-            let (out, deleted) = {
+            let txn = self.writable()?.begin_write()?;
+            let out = {
                 let mut writer = Writer::open(&txn, &self.pipeline)?;
                 let out = f(&mut writer)?;
-                (out, writer.finish()?)
+                writer.finish()?;
+                out
             };
-            self.commit(txn, deleted)?;
+            txn.commit()?;
             Ok(out)
         })
         .map_err(|e| self.poison(e))
     }
 
-    /// Commits `txn`; when it replaced or removed documents, invalidates
-    /// the record cache afterwards, whether the commit succeeded or not (a
-    /// failed commit may still have reached the disk).
-    pub(crate) fn commit(&self, txn: redb::WriteTransaction, deleted: bool) -> Result<()> {
-        let result = txn.commit();
-        if deleted {
-            self.cache.invalidate();
-        }
-        Ok(result?)
+    /// The writable redb database, or [`Error::ReadOnly`].
+    pub(crate) fn writable(&self) -> Result<&redb::Database> {
+        self.db.writable().ok_or_else(|| Error::ReadOnly {
+            path: self.path.clone(),
+        })
     }
 
     pub(crate) fn check_poisoned(&self) -> Result<()> {
@@ -348,7 +311,10 @@ impl Database {
     /// Records `err` as the reason to refuse further writes, when it is a
     /// failure of storage rather than a rejected input.
     pub(crate) fn poison(&self, err: Error) -> Error {
-        if matches!(err, Error::Storage(_) | Error::Io(_) | Error::Corrupted(_)) {
+        if matches!(
+            err,
+            Error::Storage(_) | Error::Io { .. } | Error::Corrupted(_)
+        ) {
             *self.poisoned.lock() = Some(err.to_string());
         }
         err
@@ -358,7 +324,7 @@ impl Database {
         &self.pipeline
     }
 
-    pub(crate) fn redb(&self) -> &redb::Database {
+    pub(crate) fn store(&self) -> &Store {
         &self.db
     }
 

@@ -1,5 +1,14 @@
-//! Creating and opening database files: header checks, format version,
-//! stored settings, and the options that may be given at open time.
+//! Creating and opening database files: the [`Builder`] with its options,
+//! header checks, format version and stored settings.
+//!
+//! **Processes.** A file is opened for writing in redb's
+//! `ConcurrencyMode::SingleWriter`: one process writes while any number of
+//! processes hold it read-only ([`Builder::read_only`]) and follow its
+//! commits — an application keeps its database open and the admin CLI
+//! inspects it meanwhile. A second writer gets [`Error::AlreadyOpen`]
+//! (or waits, [`Builder::wait`]). A caller's storage backend has no file
+//! locks, so it is opened in redb's default exclusive mode instead, and the
+//! caller must not open the same storage twice at once.
 
 use super::{Database, Pipeline};
 use crate::config::{Config, Settings};
@@ -9,32 +18,327 @@ use crate::store::schema::{meta_keys, FORMAT_VERSION, META, REDB_MAGIC};
 use crate::store::tables::WriteTables;
 use crate::{Error, Result};
 use parking_lot::Mutex;
-use redb::ReadableDatabase;
+use redb::{ConcurrencyMode, ReadTransaction, ReadableDatabase};
 use std::io::Read;
 use std::path::Path;
-
-/// Options for opening a database.
-#[derive(Debug, Clone, Default)]
-pub struct OpenOptions {
-    /// Bytes of redb's page cache (default 64 MiB). Bounds the memory of
-    /// reads and bulk loads.
-    pub cache_bytes: Option<usize>,
-    /// Bytes of decoded signature and shingle-set records kept for queries
-    /// (default [`DEFAULT_RECORD_CACHE_BYTES`], 64 MiB; 0 turns it off).
-    /// See [`crate::store::cache`].
-    pub record_cache_bytes: Option<usize>,
-    /// A configuration the stored one must match; opening fails with
-    /// [`Error::ConfigMismatch`] naming the first differing field otherwise.
-    pub expect: Option<Config>,
-}
+use std::time::{Duration, Instant};
 
 /// The default page-cache size.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
-fn builder(options: &OpenOptions) -> redb::Builder {
-    let mut builder = redb::Database::builder();
-    builder.set_cache_size(options.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES));
-    builder
+/// How to create or open a database: memory, an expected configuration,
+/// read-only access, waiting for another writer. [`Database::create`] and
+/// [`Database::open`] are this builder with its defaults.
+///
+/// ```
+/// use lshdb::{Config, Database};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("pages.lshdb");
+/// let db = Database::builder().cache_bytes(16 << 20).create(&path, Config::jaccard(0.8))?;
+/// db.insert("a", "some text worth keeping")?;
+/// // Another process (or this one) may read while the writer is open.
+/// let reader = Database::builder().read_only(true).open(&path)?;
+/// assert_eq!(reader.len()?, 1);
+/// assert!(reader.insert("b", "more text").is_err()); // Error::ReadOnly
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    cache_bytes: Option<usize>,
+    record_cache_bytes: Option<usize>,
+    expect: Option<Config>,
+    read_only: bool,
+    wait: Option<Duration>,
+}
+
+impl Builder {
+    /// Bytes of redb's page cache (default 64 MiB). Bounds the memory of
+    /// reads and bulk loads.
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = Some(bytes);
+        self
+    }
+
+    /// Bytes of decoded signature and shingle-set records kept for queries
+    /// (default [`DEFAULT_RECORD_CACHE_BYTES`], 64 MiB; 0 turns it off).
+    pub fn record_cache_bytes(mut self, bytes: usize) -> Self {
+        self.record_cache_bytes = Some(bytes);
+        self
+    }
+
+    /// A configuration the stored one must match: opening fails with
+    /// [`Error::ConfigMismatch`] naming the first differing field otherwise.
+    pub fn expect(mut self, config: Config) -> Self {
+        self.expect = Some(config);
+        self
+    }
+
+    /// Opens without write access (default false). A read-only handle never
+    /// changes the file, works on a file the user may only read, and may be
+    /// open in any number of processes while one other process writes; its
+    /// queries see the writer's commits as they land. Writes return
+    /// [`Error::ReadOnly`].
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// When another process has the file open for writing, retry for up to
+    /// `timeout` instead of failing at once with [`Error::AlreadyOpen`].
+    pub fn wait(mut self, timeout: Duration) -> Self {
+        self.wait = Some(timeout);
+        self
+    }
+
+    /// Creates a new database file at `path`.
+    ///
+    /// # Errors
+    /// [`Error::FileExists`] when the path exists; [`Error::InvalidParameter`]
+    /// for an invalid configuration; [`Error::InvalidParameter`] for a
+    /// read-only builder; storage errors.
+    pub fn create(&self, path: impl AsRef<Path>, config: Config) -> Result<Database> {
+        let path = path.as_ref();
+        crate::guard::guard(|| {
+            self.refuse_read_only_create()?;
+            let (settings, pipeline) = resolve(&config)?;
+            if path.exists() {
+                return Err(Error::FileExists {
+                    path: path.to_owned(),
+                });
+            }
+            let db = self
+                .redb(ConcurrencyMode::SingleWriter)
+                .create(path)
+                .map_err(|e| map_open_error(path, e))?;
+            self.initialize(db, path, settings, pipeline)
+                .inspect_err(|_| {
+                    // A file without lshdb metadata is of no use and would
+                    // block a retry with FileExists: remove it (best effort).
+                    let _ = std::fs::remove_file(path);
+                })
+        })
+    }
+
+    /// Opens an existing database; its configuration comes from the file.
+    ///
+    /// # Errors
+    /// [`Error::NotADatabase`], [`Error::FormatVersion`],
+    /// [`Error::AlreadyOpen`] (another process writes it; not for
+    /// read-only opens), [`Error::NeedsRepair`] (read-only open of a file
+    /// whose writer crashed), [`Error::ConfigMismatch`],
+    /// [`Error::Corrupted`], [`Error::Io`].
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Database> {
+        let path = path.as_ref();
+        crate::guard::guard(|| {
+            check_header(path)?;
+            let started = Instant::now();
+            loop {
+                let opened = if self.read_only {
+                    self.redb(ConcurrencyMode::SingleWriter)
+                        .open_read_only(path)
+                        .map(Store::Read)
+                } else {
+                    self.redb(ConcurrencyMode::SingleWriter)
+                        .open(path)
+                        .map(Store::Write)
+                };
+                match opened.map_err(|e| map_open_error(path, e)) {
+                    Err(Error::AlreadyOpen { .. }) if self.keep_waiting(started) => {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    Err(err) => return Err(err),
+                    Ok(store) => return self.attach(store, path),
+                }
+            }
+        })
+    }
+
+    /// Creates a new database on a caller-supplied redb storage backend
+    /// instead of a file: memory, an encrypted or remote store, or a test
+    /// harness that injects faults. Every operation then works as on a
+    /// file, with the same durability: a commit returns once the backend's
+    /// `sync_data` has.
+    ///
+    /// Such a database has no path: [`Database::path`] returns the
+    /// placeholder `<backend>`, errors that name a file name that, and
+    /// [`crate::Stats::file_bytes`] is 0. redb takes no file lock on a
+    /// backend, so the caller must not open the same storage twice at once.
+    ///
+    /// # Errors
+    /// [`Error::FileExists`] when the backend is not empty (open it with
+    /// [`Builder::open_with_backend`]); [`Error::InvalidParameter`] for an
+    /// invalid configuration; [`Error::Io`] when the backend fails to report
+    /// its length; storage errors.
+    pub fn create_with_backend(
+        &self,
+        backend: impl crate::StorageBackend,
+        config: Config,
+    ) -> Result<Database> {
+        crate::guard::guard(|| {
+            self.refuse_read_only_create()?;
+            let (settings, pipeline) = resolve(&config)?;
+            let path = Path::new(BACKEND_PATH);
+            // redb would open what the backend holds; creating means starting empty.
+            if backend
+                .len()
+                .map_err(Error::io("read the length of", path))?
+                != 0
+            {
+                return Err(Error::FileExists {
+                    path: path.to_owned(),
+                });
+            }
+            let db = self
+                .redb(ConcurrencyMode::ExclusiveWriter)
+                .create_with_backend(backend)
+                .map_err(|e| map_open_error(path, e))?;
+            self.initialize(db, path, settings, pipeline)
+        })
+    }
+
+    /// Opens an existing database on a caller-supplied redb storage
+    /// backend, as [`Builder::open`] opens a file (see
+    /// [`Builder::create_with_backend`] for what differs without a path).
+    /// A backend left by an interrupted commit is repaired by a writable
+    /// open, as a file is.
+    ///
+    /// # Errors
+    /// [`Error::NotADatabase`] (the backend is empty, does not start with a
+    /// redb header, or holds a redb database without lshdb metadata),
+    /// [`Error::FormatVersion`], [`Error::ConfigMismatch`],
+    /// [`Error::Corrupted`], [`Error::Io`] when reading the header fails;
+    /// other storage errors.
+    pub fn open_with_backend(&self, backend: impl crate::StorageBackend) -> Result<Database> {
+        crate::guard::guard(|| {
+            let path = Path::new(BACKEND_PATH);
+            check_backend_header(path, &backend)?;
+            let redb = self.redb(ConcurrencyMode::ExclusiveWriter);
+            let store = if self.read_only {
+                Store::Read(
+                    redb.open_read_only_with_backend(backend)
+                        .map_err(|e| map_open_error(path, e))?,
+                )
+            } else {
+                // Not empty (checked above), so redb opens, and never initializes.
+                Store::Write(
+                    redb.create_with_backend(backend)
+                        .map_err(|e| map_open_error(path, e))?,
+                )
+            };
+            self.attach(store, path)
+        })
+    }
+
+    fn redb(&self, mode: ConcurrencyMode) -> redb::Builder {
+        let mut builder = redb::Database::builder();
+        builder.set_cache_size(self.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES));
+        builder.set_concurrency_mode(mode);
+        builder
+    }
+
+    fn refuse_read_only_create(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::invalid(
+                "read_only",
+                "a database cannot be created read-only; create it, then open it read-only",
+            ));
+        }
+        Ok(())
+    }
+
+    fn keep_waiting(&self, started: Instant) -> bool {
+        self.wait.is_some_and(|limit| started.elapsed() < limit)
+    }
+
+    /// Writes a new database's metadata and creates every table, in one
+    /// durable transaction.
+    fn initialize(
+        &self,
+        db: redb::Database,
+        path: &Path,
+        settings: Settings,
+        pipeline: Pipeline,
+    ) -> Result<Database> {
+        let txn = db.begin_write()?;
+        {
+            let mut meta_table = txn.open_table(META)?;
+            meta::write_header(&mut meta_table, &settings)?;
+            meta::write_u64(&mut meta_table, meta_keys::NEXT_ID, 1)?;
+            WriteTables::open(&txn)?; // creates every table
+        }
+        txn.commit()?;
+        Ok(self.handle(Store::Write(db), path, settings, pipeline))
+    }
+
+    /// Makes an opened redb database a [`Database`]: reads and checks the
+    /// stored settings against the expected configuration.
+    fn attach(&self, store: Store, path: &Path) -> Result<Database> {
+        let settings = read_settings(path, &store)?;
+        if let Some(expected) = &self.expect {
+            if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
+                return Err(Error::ConfigMismatch {
+                    field,
+                    stored,
+                    given,
+                });
+            }
+        }
+        let pipeline = Pipeline::new(&settings)?;
+        Ok(self.handle(store, path, settings, pipeline))
+    }
+
+    /// A handle on an opened (or just created) database, not poisoned.
+    fn handle(
+        &self,
+        store: Store,
+        path: &Path,
+        settings: Settings,
+        pipeline: Pipeline,
+    ) -> Database {
+        let cache_bytes = self
+            .record_cache_bytes
+            .unwrap_or(DEFAULT_RECORD_CACHE_BYTES);
+        Database {
+            db: store,
+            path: path.to_owned(),
+            settings,
+            pipeline,
+            poisoned: Mutex::new(None),
+            cache: RecordCache::new(cache_bytes),
+        }
+    }
+}
+
+/// The open redb database: writable, or read-only.
+pub(crate) enum Store {
+    Write(redb::Database),
+    Read(redb::ReadOnlyDatabase),
+}
+
+impl Store {
+    /// A read snapshot of the latest commit.
+    pub(crate) fn begin_read(&self) -> Result<ReadTransaction> {
+        Ok(match self {
+            Store::Write(db) => db.begin_read()?,
+            Store::Read(db) => db.begin_read()?,
+        })
+    }
+
+    /// The writable database, or `None` when opened read-only.
+    pub(crate) fn writable(&self) -> Option<&redb::Database> {
+        match self {
+            Store::Write(db) => Some(db),
+            Store::Read(_) => None,
+        }
+    }
+
+    /// The writable database, mutably, or `None` when opened read-only.
+    pub(crate) fn writable_mut(&mut self) -> Option<&mut redb::Database> {
+        match self {
+            Store::Write(db) => Some(db),
+            Store::Read(_) => None,
+        }
+    }
 }
 
 fn map_open_error(path: &Path, err: redb::DatabaseError) -> Error {
@@ -42,6 +346,18 @@ fn map_open_error(path: &Path, err: redb::DatabaseError) -> Error {
         redb::DatabaseError::DatabaseAlreadyOpen => Error::AlreadyOpen {
             path: path.to_owned(),
         },
+        redb::DatabaseError::RepairAborted => Error::NeedsRepair {
+            path: path.to_owned(),
+        },
+        // A file shorter than redb's header: cut after its magic number.
+        redb::DatabaseError::Storage(redb::StorageError::Io(io))
+            if io.kind() == std::io::ErrorKind::UnexpectedEof =>
+        {
+            Error::NotADatabase {
+                path: path.to_owned(),
+                reason: "the file is truncated: it ends inside the database header".to_owned(),
+            }
+        }
         other => Error::from(other),
     }
 }
@@ -57,74 +373,17 @@ fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
     Ok((settings, pipeline))
 }
 
-pub(super) fn create(path: &Path, config: Config, options: &OpenOptions) -> Result<Database> {
-    crate::guard::guard(|| {
-        let (settings, pipeline) = resolve(&config)?;
-        if path.exists() {
-            return Err(Error::FileExists {
-                path: path.to_owned(),
-            });
-        }
-        let db = builder(options)
-            .create(path)
-            .map_err(|e| map_open_error(path, e))?;
-        initialize(db, path, settings, pipeline, options).inspect_err(|_| {
-            // A file without lshdb metadata is of no use and would block a
-            // retry with FileExists: remove it (best effort).
-            let _ = std::fs::remove_file(path);
-        })
-    })
-}
-
-pub(super) fn create_with_backend<B: redb::StorageBackend>(
-    backend: B,
-    config: Config,
-    options: &OpenOptions,
-) -> Result<Database> {
-    crate::guard::guard(|| {
-        let (settings, pipeline) = resolve(&config)?;
-        let path = Path::new(BACKEND_PATH);
-        // redb would open what the backend holds; creating means starting empty.
-        if backend.len()? != 0 {
-            return Err(Error::FileExists {
-                path: path.to_owned(),
-            });
-        }
-        let db = builder(options)
-            .create_with_backend(backend)
-            .map_err(|e| map_open_error(path, e))?;
-        initialize(db, path, settings, pipeline, options)
-    })
-}
-
-/// Writes a new database's metadata and creates every table, in one
-/// durable transaction.
-fn initialize(
-    db: redb::Database,
-    path: &Path,
-    settings: Settings,
-    pipeline: Pipeline,
-    options: &OpenOptions,
-) -> Result<Database> {
-    let txn = db.begin_write()?;
-    {
-        let mut meta_table = txn.open_table(META)?;
-        meta::write_header(&mut meta_table, &settings)?;
-        meta::write_u64(&mut meta_table, meta_keys::NEXT_ID, 1)?;
-        WriteTables::open(&txn)?; // creates every table
-    }
-    txn.commit()?;
-    Ok(handle(db, path, settings, pipeline, options))
-}
-
 /// Refuses files that are not redb files before redb sees them, so the
 /// error says what the file is.
 fn check_header(path: &Path) -> Result<()> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = std::fs::File::open(path).map_err(Error::io("open", path))?;
     let mut head = [0u8; REDB_MAGIC.len()];
     let mut read = 0;
     while read < head.len() {
-        match file.read(&mut head[read..])? {
+        match file
+            .read(&mut head[read..])
+            .map_err(Error::io("read the header of", path))?
+        {
             0 => break,
             n => read += n,
         }
@@ -134,10 +393,14 @@ fn check_header(path: &Path) -> Result<()> {
 
 /// [`check_header`] on a storage backend.
 fn check_backend_header<B: redb::StorageBackend>(path: &Path, backend: &B) -> Result<()> {
-    let len = backend.len()?;
+    let len = backend
+        .len()
+        .map_err(Error::io("read the length of", path))?;
     let mut head = [0u8; REDB_MAGIC.len()];
     let read = usize::try_from(len).map_or(head.len(), |len| len.min(head.len()));
-    backend.read(0, &mut head[..read])?;
+    backend
+        .read(0, &mut head[..read])
+        .map_err(Error::io("read the header of", path))?;
     check_magic(path, &head[..read])
 }
 
@@ -160,75 +423,12 @@ fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn open(path: &Path, options: &OpenOptions) -> Result<Database> {
-    crate::guard::guard(|| {
-        check_header(path)?;
-        let db = builder(options)
-            .open(path)
-            .map_err(|e| map_open_error(path, e))?;
-        attach(db, path, options)
-    })
-}
-
-pub(super) fn open_with_backend<B: redb::StorageBackend>(
-    backend: B,
-    options: &OpenOptions,
-) -> Result<Database> {
-    crate::guard::guard(|| {
-        let path = Path::new(BACKEND_PATH);
-        check_backend_header(path, &backend)?;
-        // Not empty (checked above), so redb opens, and never initializes.
-        let db = builder(options)
-            .create_with_backend(backend)
-            .map_err(|e| map_open_error(path, e))?;
-        attach(db, path, options)
-    })
-}
-
-/// Makes an opened redb database a [`Database`]: reads and checks the
-/// stored settings against `options`.
-fn attach(db: redb::Database, path: &Path, options: &OpenOptions) -> Result<Database> {
-    let settings = read_settings(path, &db)?;
-    if let Some(expected) = &options.expect {
-        if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
-            return Err(Error::ConfigMismatch {
-                field,
-                stored,
-                given,
-            });
-        }
-    }
-    let pipeline = Pipeline::new(&settings)?;
-    Ok(handle(db, path, settings, pipeline, options))
-}
-
-/// A handle on an opened (or just created) database, not poisoned.
-fn handle(
-    db: redb::Database,
-    path: &Path,
-    settings: Settings,
-    pipeline: Pipeline,
-    options: &OpenOptions,
-) -> Database {
-    let cache_bytes = options
-        .record_cache_bytes
-        .unwrap_or(DEFAULT_RECORD_CACHE_BYTES);
-    Database {
-        db,
-        path: path.to_owned(),
-        settings,
-        pipeline,
-        poisoned: Mutex::new(None),
-        cache: RecordCache::new(cache_bytes),
-    }
-}
-
-fn read_settings(path: &Path, db: &redb::Database) -> Result<Settings> {
+fn read_settings(path: &Path, store: &Store) -> Result<Settings> {
     let not_lshdb = |reason: &str| Error::NotADatabase {
         path: path.to_owned(),
         reason: reason.to_owned(),
     };
-    let txn = db.begin_read()?;
+    let txn = store.begin_read()?;
     let meta_table = match txn.open_table(META) {
         Ok(table) => table,
         Err(redb::TableError::TableDoesNotExist(_)) => {
@@ -260,4 +460,26 @@ fn read_settings(path: &Path, db: &redb::Database) -> Result<Settings> {
         .get(meta_keys::SETTINGS)?
         .ok_or_else(|| Error::corrupted("the settings record is missing"))?;
     meta::decode_settings(settings.value())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_only_builder_cannot_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Database::builder()
+            .read_only(true)
+            .create(dir.path().join("x.lshdb"), Config::jaccard(0.8))
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "read_only",
+                ..
+            }
+        ));
+        assert!(!dir.path().join("x.lshdb").exists());
+    }
 }

@@ -17,9 +17,6 @@ pub(crate) struct Writer<'t, 'p> {
     meta: Table<'t, &'static str, &'static [u8]>,
     next_id: u64,
     pipeline: &'p Pipeline,
-    /// Whether a stored document was replaced or removed (the record cache
-    /// must then be invalidated after the commit).
-    deleted: bool,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -31,30 +28,27 @@ impl<'t, 'p> Writer<'t, 'p> {
             meta: meta_table,
             next_id,
             pipeline,
-            deleted: false,
         })
     }
 
-    /// Stores `doc`, replacing the document under the same key (which keeps
-    /// its id). Returns true when it replaced one.
+    /// Stores `doc`, replacing the document under the same key. Returns
+    /// true when it replaced one.
+    ///
+    /// A stored document's records never change: a replacement is stored
+    /// under a new id and the old id is removed. So whatever holds records
+    /// by id (the record cache, in this process or another) can never hold
+    /// a stale one: an id either still has its records or is gone.
     pub fn insert(&mut self, doc: &Prepared) -> Result<bool> {
-        let existing = self.tables.id_of(&doc.key)?;
-        let id = match existing {
-            Some(id) => {
-                let pipeline = self.pipeline;
-                self.tables
-                    .delete(id, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
-                self.deleted = true;
-                id
-            }
-            None => {
-                let id = self.next_id;
-                self.next_id += 1;
-                id
-            }
-        };
+        let replaced = self.remove(&doc.key)?;
+        let id = self.new_id();
         self.tables.put(id, &doc.encode())?;
-        Ok(existing.is_some())
+        Ok(replaced)
+    }
+
+    /// A fresh document id.
+    fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
     }
 
     /// Stores many documents, as [`Writer::insert`] would one by one (a
@@ -80,19 +74,12 @@ impl<'t, 'p> Writer<'t, 'p> {
         let pipeline = self.pipeline;
         for i in order {
             let doc = docs[i];
-            let id = match self.tables.id_of(&doc.key)? {
-                Some(id) => {
-                    self.tables
-                        .delete(id, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
-                    self.deleted = true;
-                    replaced += 1;
-                    id
-                }
-                None => {
-                    self.next_id += 1;
-                    self.next_id - 1
-                }
-            };
+            if let Some(old) = self.tables.id_of(&doc.key)? {
+                self.tables
+                    .delete(old, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
+                replaced += 1;
+            }
+            let id = self.new_id();
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             keys.push((doc.key.as_str(), id));
@@ -123,7 +110,6 @@ impl<'t, 'p> Writer<'t, 'p> {
         let pipeline = self.pipeline;
         self.tables
             .delete(id, key, |r, b, s| pipeline.index_keys(r, b, s))?;
-        self.deleted = true;
         Ok(true)
     }
 
@@ -154,11 +140,8 @@ impl<'t, 'p> Writer<'t, 'p> {
         Ok(Unique::Inserted)
     }
 
-    /// Writes the id counter; call before committing. Returns whether a
-    /// stored document was replaced or removed: the caller then
-    /// invalidates the record cache once the commit has been tried.
-    pub fn finish(mut self) -> Result<bool> {
-        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)?;
-        Ok(self.deleted)
+    /// Writes the id counter; call before committing.
+    pub fn finish(mut self) -> Result<()> {
+        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
     }
 }

@@ -18,7 +18,6 @@ use crate::store::tables::{ReadTables, Reader};
 use crate::store::walk::Walker;
 use crate::{Error, Result};
 use plan::PlanOptions;
-use redb::ReadableDatabase;
 use std::time::Instant;
 
 /// A verified near-duplicate.
@@ -113,11 +112,10 @@ impl<'db> Query<'db> {
     pub fn run(mut self) -> Result<QueryResult> {
         crate::guard::guard(|| {
             crate::config::check_threshold("threshold", self.options.threshold)?;
-            let epoch = self.db.cache().epoch();
-            let txn = self.db.redb().begin_read()?;
+            let txn = self.db.store().begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let walker = Walker::new(&tables);
-            let reader = self.db.cache().reader(&walker, epoch);
+            let reader = self.db.cache().reader(&walker);
             let start = Instant::now();
             let sketch = self.sketch(&reader, false)?;
             let sketch_time = start.elapsed();

@@ -17,7 +17,7 @@ use crate::store::tables::{context, ReadTables, Reader};
 use crate::store::walk::Walker;
 use crate::{Error, Result};
 use rayon::prelude::*;
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 use std::collections::HashMap;
 
 /// A verified near-duplicate pair. From [`Database::pairs`], `a` was stored
@@ -121,10 +121,9 @@ impl Database {
     ) -> Result<u64> {
         crate::guard::guard(|| {
             crate::config::check_threshold("threshold", threshold)?;
-            let epoch = self.cache().epoch();
-            let txn = self.redb().begin_read()?;
+            let txn = self.store().begin_read()?;
             let tables = ReadTables::open(&txn)?;
-            let reader = self.cache().reader(&tables, epoch);
+            let reader = self.cache().reader(&tables);
             let shared = shared_buckets(&tables)?;
             let mut count = 0;
             let mut sigs = tables.sigs.iter()?;
@@ -147,7 +146,7 @@ impl Database {
                     .map_init(
                         || (Scratch::default(), Walker::new(&tables)),
                         |(scratch, walker), (id, signature)| {
-                            let reader = self.cache().reader(walker, epoch);
+                            let reader = self.cache().reader(walker);
                             self.pairs_of(&reader, &shared, *id, signature, threshold, scratch)
                         },
                     )

@@ -11,7 +11,6 @@ use crate::sketch::simhash::{block, hamming};
 use crate::store::codec::SignatureRecord;
 use crate::store::tables::{Index, Postings, ReadTables, Reader};
 use crate::{Error, Result};
-use redb::ReadableDatabase;
 
 /// A stored document near the query in SimHash space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +52,7 @@ impl Query<'_> {
                 ),
                 ));
             }
-            let txn = self.db.redb().begin_read()?;
+            let txn = self.db.store().begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let fingerprint = self.sketch(&tables, true)?.simhash;
             let mut candidates = Vec::new();

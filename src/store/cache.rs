@@ -9,22 +9,19 @@
 //! The cache keeps them decoded, weighed by their bytes, and evicts with
 //! `quick_cache`'s scan-resistant S3-FIFO policy.
 //!
-//! **Why it is never stale.** A document id's records change only when the
-//! document is replaced (same key, same id) or removed. Every write that
-//! replaces or removes documents calls [`RecordCache::invalidate`] after its
-//! commit (also after a failed one, whose outcome is unknown): that empties
-//! the cache and advances its epoch. A reader takes the epoch *before* it
-//! opens its snapshot ([`RecordCache::epoch`]) and uses the cache — hits and
-//! fills alike — only while the epoch is unchanged, under a lock that
-//! [`RecordCache::invalidate`] takes exclusively. So a reader whose snapshot
-//! predates a replacing commit can neither put an old record into the cache
-//! nor read a newer one out of it. Write transactions never use the cache:
-//! their records are not committed yet.
+//! **Why it is never stale.** A document id's records are written once
+//! and never changed: a replaced document gets a new id, a removed one's id
+//! is never handed out again (see `db::writer`). A reader asks for ids it
+//! found in its own snapshot's postings, and whatever the cache holds for
+//! such an id is exactly what that snapshot holds. So the cache needs no
+//! invalidation, in this process or across processes that share the file
+//! (each process has its own cache). Entries of removed documents are
+//! simply never asked for again and age out. Write transactions never use
+//! the cache: their records are not committed yet.
 
 use crate::store::codec::SignatureRecord;
 use crate::store::tables::{Entry, Index, Reader};
 use crate::Result;
-use parking_lot::RwLock;
 use std::sync::Arc;
 
 /// Default bytes of decoded records the cache holds.
@@ -63,13 +60,6 @@ type Entries = quick_cache::sync::Cache<Slot, Cached, Bytes>;
 
 /// The cache of one open database; one of 0 bytes holds nothing.
 pub struct RecordCache {
-    /// The epoch and the entries; the write lock is taken only to
-    /// invalidate.
-    state: RwLock<State>,
-}
-
-struct State {
-    epoch: u64,
     entries: Option<Entries>,
 }
 
@@ -81,48 +71,27 @@ impl RecordCache {
             let estimated_items = (bytes / 1024).max(16);
             quick_cache::sync::Cache::with_weighter(estimated_items, bytes as u64, Bytes)
         });
-        Self {
-            state: RwLock::new(State { epoch: 0, entries }),
-        }
-    }
-
-    /// The current epoch; take it before opening the read snapshot that
-    /// [`RecordCache::reader`] wraps.
-    pub fn epoch(&self) -> u64 {
-        self.state.read().epoch
-    }
-
-    /// Empties the cache and advances the epoch. Call after every commit
-    /// (successful or not) that replaced or removed documents.
-    pub fn invalidate(&self) {
-        let mut state = self.state.write();
-        state.epoch += 1;
-        if let Some(entries) = &state.entries {
-            entries.clear();
-        }
+        Self { entries }
     }
 
     /// Decoded bytes held now (for statistics and tests).
     pub fn weight(&self) -> u64 {
-        self.state.read().entries.as_ref().map_or(0, |e| e.weight())
+        self.entries.as_ref().map_or(0, |e| e.weight())
     }
 
-    /// `inner` (a read snapshot opened after `epoch` was taken) with the
-    /// cache in front of its signature and set reads.
-    pub fn reader<'a, R: Reader>(&'a self, inner: &'a R, epoch: u64) -> CachedReader<'a, R> {
-        CachedReader {
-            cache: self,
-            inner,
-            epoch,
-        }
+    /// `inner`, a read snapshot, with the cache in front of its signature,
+    /// set and key reads.
+    pub fn reader<'a, R: Reader>(&'a self, inner: &'a R) -> CachedReader<'a, R> {
+        CachedReader { cache: self, inner }
     }
 
-    /// Runs `f` on the entries if the epoch is still `epoch`.
-    fn with<T>(&self, epoch: u64, f: impl FnOnce(&Entries) -> T) -> Option<T> {
-        let state = self.state.read();
-        match &state.entries {
-            Some(entries) if state.epoch == epoch => Some(f(entries)),
-            _ => None,
+    fn get(&self, slot: Slot) -> Option<Cached> {
+        self.entries.as_ref()?.get(&slot)
+    }
+
+    fn insert(&self, slot: Slot, value: Cached) {
+        if let Some(entries) = &self.entries {
+            entries.insert(slot, value);
         }
     }
 }
@@ -132,7 +101,6 @@ impl RecordCache {
 pub struct CachedReader<'a, R> {
     cache: &'a RecordCache,
     inner: &'a R,
-    epoch: u64,
 }
 
 impl<R: Reader> Reader for CachedReader<'_, R> {
@@ -145,15 +113,13 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
     }
 
     fn key(&self, id: u64) -> Result<Option<Arc<str>>> {
-        if let Some(Some(Cached::Key(key))) = self.cache.with(self.epoch, |c| c.get(&Slot::Key(id)))
-        {
+        if let Some(Cached::Key(key)) = self.cache.get(Slot::Key(id)) {
             return Ok(Some(key));
         }
         let key = self.inner.key(id)?;
         if let Some(key) = &key {
-            let value = Cached::Key(Arc::clone(key));
             self.cache
-                .with(self.epoch, |c| c.insert(Slot::Key(id), value));
+                .insert(Slot::Key(id), Cached::Key(Arc::clone(key)));
         }
         Ok(key)
     }
@@ -171,8 +137,8 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
         id: u64,
         want_set: &mut dyn FnMut(u32, &[u32]) -> bool,
     ) -> Result<Option<Entry>> {
-        let cached = match self.cache.with(self.epoch, |c| c.get(&Slot::Entry(id))) {
-            Some(Some(Cached::Entry(entry))) => Some(entry),
+        let cached = match self.cache.get(Slot::Entry(id)) {
+            Some(Cached::Entry(entry)) => Some(entry),
             _ => None,
         };
         let entry = match cached {
@@ -196,9 +162,8 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
                 None => return Ok(None),
             },
         };
-        let value = Cached::Entry(entry.clone());
         self.cache
-            .with(self.epoch, |c| c.insert(Slot::Entry(id), value));
+            .insert(Slot::Entry(id), Cached::Entry(entry.clone()));
         Ok(Some(entry))
     }
 }
@@ -262,29 +227,14 @@ mod tests {
     }
 
     #[test]
-    fn hits_after_the_first_read_and_never_across_an_invalidation() {
+    fn hits_after_the_first_read() {
         let cache = RecordCache::new(1 << 20);
         let fake = Fake::default();
-        let old = cache.epoch();
-        let reader = cache.reader(&fake, old);
+        let reader = cache.reader(&fake);
         assert_eq!(set_of(&reader, 1), Some(vec![1, 2, 3]));
         assert_eq!(set_of(&reader, 1), Some(vec![1, 2, 3]));
         assert_eq!(fake.set_reads.get(), 1, "the second read is a hit");
         assert_eq!(set_of(&reader, 2), None, "absent stays absent");
-
-        // A commit replaced documents: a reader of the old snapshot neither
-        // reads the cache nor fills it.
-        cache.invalidate();
-        assert_eq!(cache.weight(), 0);
-        assert_eq!(set_of(&reader, 1), Some(vec![1, 2, 3]));
-        assert_eq!(fake.set_reads.get(), 2);
-        assert_eq!(cache.weight(), 0);
-
-        // A reader of a new snapshot fills it again.
-        let reader = cache.reader(&fake, cache.epoch());
-        set_of(&reader, 1);
-        set_of(&reader, 1);
-        assert_eq!(fake.set_reads.get(), 3);
         assert!(cache.weight() > 0);
     }
 
@@ -292,7 +242,7 @@ mod tests {
     fn a_signature_only_entry_gains_its_set_when_wanted() {
         let cache = RecordCache::new(1 << 20);
         let fake = Fake::default();
-        let reader = cache.reader(&fake, cache.epoch());
+        let reader = cache.reader(&fake);
         let entry = reader.entry(1, &mut |_, _| false).unwrap().unwrap();
         assert_eq!((entry.set().is_none(), fake.set_reads.get()), (true, 0));
         let mut seen = 0;
@@ -313,7 +263,7 @@ mod tests {
     fn a_disabled_cache_holds_nothing() {
         let cache = RecordCache::new(0);
         let fake = Fake::default();
-        let reader = cache.reader(&fake, cache.epoch());
+        let reader = cache.reader(&fake);
         set_of(&reader, 1);
         set_of(&reader, 1);
         assert_eq!((fake.set_reads.get(), cache.weight()), (2, 0));

@@ -157,7 +157,6 @@ impl Reader for Walker<'_> {
 mod tests {
     use super::*;
     use crate::{Config, Database};
-    use redb::ReadableDatabase;
 
     #[test]
     fn answers_every_order_as_direct_reads_do() {
@@ -174,7 +173,7 @@ mod tests {
         for i in (0..200).step_by(7).chain(100..150) {
             db.remove(&format!("doc{i}")).unwrap();
         }
-        let txn = db.redb().begin_read().unwrap();
+        let txn = db.store().begin_read().unwrap();
         let tables = ReadTables::open(&txn).unwrap();
         let walker = Walker::new(&tables);
 

@@ -2,7 +2,7 @@
 //! should leave after each operation, and the check of a recovered image.
 
 use super::{Call, FaultyBackend};
-use lshdb::{Config, Database, Error, OpenOptions, Unique};
+use lshdb::{Config, Database, Error, Unique};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -210,7 +210,9 @@ pub fn calls(backend: &FaultyBackend) -> [u64; 3] {
 /// that create, the script and the close make when nothing else runs.
 pub fn reference() -> (Vec<Observed>, [u64; 3]) {
     let backend = FaultyBackend::new();
-    let mut db = Database::create_with_backend(backend.clone(), config()).unwrap();
+    let mut db = Database::builder()
+        .create_with_backend(backend.clone(), config())
+        .unwrap();
     assert_eq!(db.path(), std::path::Path::new("<backend>"));
     let settings = db.settings().clone();
     let mut model = Model {
@@ -233,18 +235,18 @@ pub fn reference() -> (Vec<Observed>, [u64; 3]) {
     // something.
     assert!(states.last().unwrap().hits.len() >= 2);
     // (`check` commits, so it runs on a copy.)
-    let mut copy = Database::open_with_backend(
-        FaultyBackend::from_image(&backend.live_image()),
-        &OpenOptions::default(),
-    )
-    .unwrap();
-    assert!(copy.check().unwrap().is_clean());
+    let mut copy = Database::builder()
+        .open_with_backend(FaultyBackend::from_image(&backend.live_image()))
+        .unwrap();
+    assert!(copy.check_pages().unwrap().is_clean());
     assert_eq!(observe(&copy).unwrap(), *states.last().unwrap());
 
     // The calls of the same workload without the reads in between, which
     // is what the fault runs do.
     let counter = FaultyBackend::new();
-    let mut db = Database::create_with_backend(counter.clone(), config()).unwrap();
+    let mut db = Database::builder()
+        .create_with_backend(counter.clone(), config())
+        .unwrap();
     for op in script() {
         apply(&mut db, &op).unwrap();
     }
@@ -277,14 +279,13 @@ pub fn verify_image(
     states: &[Observed],
 ) -> Result<Recovered, String> {
     let checked = catch_unwind(AssertUnwindSafe(|| {
-        let opened =
-            Database::open_with_backend(FaultyBackend::from_image(image), &OpenOptions::default());
+        let opened = Database::builder().open_with_backend(FaultyBackend::from_image(image));
         let mut db = match opened {
             Ok(db) => db,
             Err(Error::NotADatabase { .. }) if !create_acked => return Ok(Recovered::NotADatabase),
             Err(e) => return Err(format!("open failed: {e}")),
         };
-        let report = db.check().map_err(|e| format!("check failed: {e}"))?;
+        let report = db.check_pages().map_err(|e| format!("check failed: {e}"))?;
         if !report.is_clean() {
             return Err(format!("check is not clean: {report:?}"));
         }
@@ -296,7 +297,7 @@ pub fn verify_image(
         };
         db.insert("after-recovery", TEXTS[2])
             .map_err(|e| format!("a write after recovery failed: {e}"))?;
-        let report = db.check().map_err(|e| format!("check failed: {e}"))?;
+        let report = db.check_pages().map_err(|e| format!("check failed: {e}"))?;
         if !report.is_clean() {
             return Err(format!("check after a write is not clean: {report:?}"));
         }

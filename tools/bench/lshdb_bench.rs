@@ -17,7 +17,7 @@
 
 use lshdb::shingle::{ShingleConfig, Shingler};
 use lshdb::sketch::minhash::{MinHashConfig, MinHasher};
-use lshdb::{BulkOptions, Config, Database, OpenOptions};
+use lshdb::{BulkOptions, Config, Database};
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -225,12 +225,14 @@ fn query(
 ) -> Result<serde_json::Value, Error> {
     let docs = read_corpus(corpus)?;
     let queries = sample(&docs, n);
-    let options = OpenOptions {
-        record_cache_bytes: record_cache_mb.map(|mb| mb << 20),
-        cache_bytes: page_cache_mb.map(|mb| mb << 20),
-        ..OpenOptions::default()
-    };
-    let db = Database::open_with(db_path, &options)?;
+    let mut builder = Database::builder().read_only(true);
+    if let Some(mb) = record_cache_mb {
+        builder = builder.record_cache_bytes(mb << 20);
+    }
+    if let Some(mb) = page_cache_mb {
+        builder = builder.cache_bytes(mb << 20);
+    }
+    let db = builder.open(db_path)?;
     // Warm the page cache once, as a long-running service would be.
     for (_, text) in &queries {
         db.query(text).run()?;

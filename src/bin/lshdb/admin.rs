@@ -1,7 +1,7 @@
 //! Database administration: `create`, `stats`, `check`, `compact`,
 //! `rebuild`.
 
-use crate::args::{open, parse_shingle, parse_threshold};
+use crate::args::{open_read_only, open_waiting, parse_shingle, parse_threshold, Wait};
 use crate::output::{json, line};
 use crate::{CmdResult, Outcome};
 use lshdb::shingle::ShingleKind;
@@ -83,7 +83,7 @@ pub struct StatsArgs {
 }
 
 pub fn stats(args: &StatsArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_read_only(&args.file)?;
     let stats = db.stats()?;
     let s = db.settings();
     let per_doc = if stats.documents > 0 {
@@ -152,21 +152,34 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-/// Full integrity check; exit code 3 when damage is found.
+/// Full integrity check, read-only; exit code 3 when damage is found.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb check pages.lshdb || echo damaged")]
+#[command(
+    after_help = "Examples:\n  lshdb check pages.lshdb || echo damaged\n  \
+                        lshdb check --pages pages.lshdb   # also verify every page; repairs a crashed file"
+)]
 pub struct CheckArgs {
     /// The database file.
     file: PathBuf,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Also verify every page checksum with the storage engine. This opens
+    /// the file for writing (no other writer may have it open): the engine
+    /// rebuilds its allocator state, and repairs a file whose writer crashed.
+    #[arg(long)]
+    pages: bool,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 pub fn check(args: &CheckArgs) -> CmdResult {
-    let mut db = open(&args.file)?;
     let bar = crate::output::progress(None, "checking");
-    let report = db.check()?;
+    let report = if args.pages {
+        open_waiting(&args.file, &args.wait)?.check_pages()?
+    } else {
+        open_read_only(&args.file)?.check()?
+    };
     bar.finish_and_clear();
     if args.json {
         json(&json!({
@@ -182,7 +195,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             line(format_args!("problem: {problem}"));
         }
         line(format_args!(
-            "{}: {} documents, {} postings, storage {}, {} problem(s)",
+            "{}: {} documents, {} postings, {}, {} problem(s)",
             if report.is_clean() {
                 "clean"
             } else {
@@ -190,7 +203,11 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             },
             report.documents,
             report.postings,
-            if report.storage_ok { "ok" } else { "damaged" },
+            match report.storage_ok {
+                Some(true) => "pages ok",
+                Some(false) => "pages damaged",
+                None => "pages not verified (--pages)",
+            },
             report.problem_count
         ));
     }
@@ -207,10 +224,12 @@ pub fn check(args: &CheckArgs) -> CmdResult {
 pub struct CompactArgs {
     /// The database file.
     file: PathBuf,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 pub fn compact(args: &CompactArgs) -> CmdResult {
-    let mut db = open(&args.file)?;
+    let mut db = open_waiting(&args.file, &args.wait)?;
     let before = std::fs::metadata(&args.file)?.len();
     db.compact()?;
     drop(db);
@@ -234,10 +253,12 @@ pub struct RebuildArgs {
     /// Rows per band (with --bands).
     #[arg(long, requires = "bands")]
     rows: Option<usize>,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 pub fn rebuild(args: &RebuildArgs) -> CmdResult {
-    let mut db = open(&args.file)?;
+    let mut db = open_waiting(&args.file, &args.wait)?;
     let bar = crate::output::progress(None, "rebanding");
     db.reband(args.threshold, args.bands.zip(args.rows))?;
     bar.finish_and_clear();

@@ -3,8 +3,9 @@
 use crate::input::{open_input, JsonLines};
 use crate::CliError;
 use lshdb::shingle::ShingleKind;
-use lshdb::{Database, OpenOptions};
+use lshdb::Database;
 use std::path::Path;
+use std::time::Duration;
 
 /// Parses `char:K`, `word:K` or `stopword:K` (K optional: 5, 2 and 3).
 pub fn parse_shingle(s: &str) -> Result<ShingleKind, String> {
@@ -43,9 +44,30 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Opens an existing database, with a clear message when the file is
-/// missing.
+/// Opens an existing database for writing, with a clear message when the
+/// file is missing.
 pub fn open(path: &Path) -> Result<Database, CliError> {
+    open_with(path, Database::builder())
+}
+
+/// Opens an existing database for writing; while another process writes
+/// it, waits up to `wait` (the `--wait SECONDS` of write commands).
+pub fn open_waiting(path: &Path, wait: &Wait) -> Result<Database, CliError> {
+    let mut builder = Database::builder();
+    if let Some(seconds) = wait.wait {
+        builder = builder.wait(Duration::from_secs_f64(seconds));
+    }
+    open_with(path, builder)
+}
+
+/// Opens an existing database read-only: the file's bytes never change,
+/// a file the user may only read works, and another process may be
+/// writing it meanwhile (every command that only reads opens this way).
+pub fn open_read_only(path: &Path) -> Result<Database, CliError> {
+    open_with(path, Database::builder().read_only(true))
+}
+
+fn open_with(path: &Path, builder: lshdb::Builder) -> Result<Database, CliError> {
     if !path.exists() {
         return crate::fail(format!(
             "{} does not exist; create it with `lshdb create {}` or index a folder with `lshdb scan`",
@@ -53,7 +75,26 @@ pub fn open(path: &Path) -> Result<Database, CliError> {
             path.display()
         ));
     }
-    Ok(Database::open_with(path, &OpenOptions::default())?)
+    Ok(builder.open(path)?)
+}
+
+/// `--wait SECONDS` of the commands that write.
+#[derive(clap::Args)]
+pub struct Wait {
+    /// When another process is writing the database, wait up to this many
+    /// seconds for it to close instead of failing at once.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    wait: Option<f64>,
+}
+
+/// Parses a non-negative number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && (0.0..=1e9).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds; write for example 30"
+        )),
+    }
 }
 
 /// The JSON fields a JSON Lines input is read with (`add`, `query`).

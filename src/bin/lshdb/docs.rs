@@ -2,7 +2,7 @@
 //! `import`.
 
 use crate::add::{catch_interrupt, good_records, load, report, Skips};
-use crate::args::open;
+use crate::args::{open, open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
 use crate::output::{json, line};
 use crate::{fail, CmdResult, Outcome};
@@ -25,7 +25,7 @@ pub struct GetArgs {
 }
 
 pub fn get(args: &GetArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_read_only(&args.file)?;
     let Some(doc) = db.get(&args.key)? else {
         return fail(format!("no document with key `{}`", args.key));
     };
@@ -61,10 +61,12 @@ pub struct RemoveArgs {
     /// Keys to remove.
     #[arg(required = true)]
     keys: Vec<String>,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 pub fn remove(args: &RemoveArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_waiting(&args.file, &args.wait)?;
     let mut batch = db.batch()?;
     let mut missing = Vec::new();
     for key in &args.keys {
@@ -96,7 +98,7 @@ pub struct ExportArgs {
 }
 
 pub fn export(args: &ExportArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_read_only(&args.file)?;
     let mut out: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(std::io::BufWriter::new(std::fs::File::create(path)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),

@@ -83,14 +83,25 @@ impl From<lshdb::Error> for CliError {
 
 impl From<std::io::Error> for CliError {
     fn from(err: std::io::Error) -> Self {
-        CliError::Lib(lshdb::Error::Io(err))
+        CliError::Message(format!("I/O error: {err}"))
     }
 }
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CliError::Lib(err) => write!(f, "{err}"),
+            // The whole chain, as one sentence: library errors keep their
+            // causes (the storage engine's, the operating system's) as
+            // sources rather than in their own text.
+            CliError::Lib(err) => {
+                write!(f, "{err}")?;
+                let mut source = std::error::Error::source(err);
+                while let Some(cause) = source {
+                    write!(f, ": {cause}")?;
+                    source = cause.source();
+                }
+                Ok(())
+            }
             CliError::Message(msg) => write!(f, "{msg}"),
         }
     }

@@ -1,7 +1,7 @@
 //! `lshdb pairs` and `lshdb groups`: every verified near-duplicate pair, and
 //! the clusters they form.
 
-use crate::args::{open, parse_threshold};
+use crate::args::{open_read_only, parse_threshold};
 use crate::output::{json, line, progress, similarity};
 use crate::{CmdResult, Outcome};
 use lshdb::{Database, Groups};
@@ -29,7 +29,7 @@ pub struct PairsArgs {
 }
 
 pub fn pairs(args: &PairsArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_read_only(&args.file)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
     let bar = progress(None, "pairs");
     let emit = |pair: lshdb::Pair| {
@@ -73,7 +73,7 @@ pub struct GroupsArgs {
 }
 
 pub fn groups(args: &GroupsArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_read_only(&args.file)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
     note_threshold(&db, threshold);
     let bar = progress(None, "grouping");

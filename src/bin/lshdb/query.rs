@@ -1,7 +1,7 @@
 //! `lshdb query`: near-duplicates of a text, a file, a stored key, or of
 //! every record of a JSON Lines stream.
 
-use crate::args::{open, parse_threshold, JsonFields};
+use crate::args::{open_read_only, parse_threshold, JsonFields};
 use crate::input::{read_text_file, FileText, InputError};
 use crate::output::{json, line, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
@@ -69,7 +69,7 @@ impl Args {
 }
 
 pub fn run(args: &Args) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_read_only(&args.file)?;
     if let Some(path) = &args.jsonl {
         return run_jsonl(&db, args, path);
     }
