@@ -202,7 +202,10 @@ fn second_open_is_refused_while_the_first_is_open() {
         other => panic!("expected AlreadyOpen, got {other:?}"),
     }
     let err = Database::open(&path).unwrap_err();
-    assert!(err.to_string().contains("open for writing in another"), "{err}");
+    assert!(
+        err.to_string().contains("open for writing in another"),
+        "{err}"
+    );
     // The refused open did not disturb the first handle.
     db.insert("b", "another document text").unwrap();
     assert_eq!(db.len().unwrap(), 2);
