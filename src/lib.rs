@@ -38,6 +38,7 @@ mod db;
 mod error;
 mod guard;
 pub mod hash;
+mod pipeline;
 mod query;
 pub mod shingle;
 pub mod sketch;
@@ -45,13 +46,13 @@ pub mod store;
 
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
-    AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, Database, Document,
-    DocumentBuf, ExportedDocument, Stats, StoredDocument, Unique, DEFAULT_BATCH,
-    MAX_DOCUMENT_BYTES, MAX_KEY_BYTES,
+    AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, Database, DocumentBuf,
+    ExportedDocument, Query, Stats, StoredDocument, Unique, DEFAULT_BATCH,
 };
 pub use error::{Error, Result};
+pub use pipeline::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 pub use query::{
-    Explain, Groups, Hit, Pair, Query, QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
+    Explain, Groups, Hit, Pair, QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
 };
 /// The trait a storage backend implements for
 /// [`Database::create_with_backend`] and [`Database::open_with_backend`]:

@@ -1,7 +1,8 @@
 //! [`Batch`]: many writes committed as one durable transaction.
 
-use super::{Database, Document, Unique};
+use super::{Database, Unique};
 use crate::db::writer::Writer;
+use crate::pipeline::Document;
 use crate::Result;
 use redb::WriteTransaction;
 

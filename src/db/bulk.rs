@@ -2,9 +2,9 @@
 //! hashing of the next chunk running on every core while the current chunk
 //! is written.
 
-use super::prepare::{Document, Prepared};
 use super::writer::Writer;
 use super::Database;
+use crate::pipeline::{Document, Prepared};
 use crate::{Error, Result};
 use rayon::prelude::*;
 

@@ -14,23 +14,24 @@ mod batch;
 mod bulk;
 mod maintain;
 mod open;
-pub(crate) mod prepare;
+mod pairs;
+mod query;
 mod writer;
 
 pub use batch::Batch;
 pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH};
 pub use maintain::{CheckReport, Stats};
 pub use open::Builder;
-pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
+pub use query::Query;
 
 use crate::config::{Config, Settings};
-use crate::query::{Hit, Query, QueryInput};
+use crate::pipeline::{Document, Pipeline};
+use crate::query::{Hit, QueryInput};
 use crate::store::cache::RecordCache;
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
 use open::Store;
 use parking_lot::Mutex;
-use prepare::Pipeline;
 use std::path::{Path, PathBuf};
 use writer::Writer;
 

@@ -2,7 +2,7 @@
 //! dedup-on-write, with the document-id counter.
 
 use super::{Pipeline, Unique};
-use crate::db::prepare::Prepared;
+use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
@@ -116,7 +116,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// Inserts `doc` unless a stored document other than its own key is a
     /// near-duplicate at `threshold` or above.
     pub fn insert_unique(&mut self, doc: &Prepared, threshold: f64) -> Result<Unique> {
-        let sketch = crate::db::prepare::Sketch {
+        let sketch = crate::pipeline::Sketch {
             set: doc.set.clone(),
             signature: doc.signature.clone(),
             band_keys: doc.band_keys.clone(),

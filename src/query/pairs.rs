@@ -9,9 +9,9 @@
 //! verified exactly as a query's are. Groups keep a
 //! union-find over the documents that appear in some pair, not the index.
 
-use crate::db::Database;
+use crate::pipeline::Pipeline;
 use crate::query::plan::{verify, Explain};
-use crate::store::cache::CachedReader;
+use crate::store::cache::{CachedReader, RecordCache};
 use crate::store::codec::{decode_signature, SignatureRecord};
 use crate::store::tables::{context, ReadTables, Reader};
 use crate::store::walk::Walker;
@@ -20,8 +20,9 @@ use rayon::prelude::*;
 use redb::ReadableTable;
 use std::collections::HashMap;
 
-/// A verified near-duplicate pair. From [`Database::pairs`], `a` was stored
-/// before `b`; from [`Database::exact_pairs`], `a < b` in key order.
+/// A verified near-duplicate pair. From [`crate::Database::pairs`], `a` was
+/// stored before `b`; from [`crate::Database::exact_pairs`], `a < b` in key
+/// order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
     /// One document's key.
@@ -42,14 +43,21 @@ pub struct Groups {
     pub pairs: u64,
 }
 
-impl Database {
-    /// Calls `emit` for every pair of stored documents with verified Jaccard
-    /// similarity ≥ `threshold`; stops early when `emit` returns false.
-    /// Returns the number of pairs emitted.
-    ///
-    /// Pairs below the index threshold are found with the probability the
-    /// banding gives them (see [`crate::sketch::lsh::candidate_probability`]).
-    pub fn pairs(&self, threshold: f64, mut emit: impl FnMut(Pair) -> bool) -> Result<u64> {
+/// A read snapshot and what finding pairs in it needs.
+pub(crate) struct Snapshot<'a> {
+    /// The snapshot's tables.
+    pub tables: &'a ReadTables,
+    /// The database's record cache.
+    pub cache: &'a RecordCache,
+    /// The database's pipeline (banding, signature length).
+    pub pipeline: &'a Pipeline,
+}
+
+impl Snapshot<'_> {
+    /// Calls `emit` for every pair with verified Jaccard similarity ≥
+    /// `threshold`; stops early when `emit` returns false. Returns the
+    /// number of pairs emitted.
+    pub(crate) fn pairs(&self, threshold: f64, mut emit: impl FnMut(Pair) -> bool) -> Result<u64> {
         let mut keys = KeyCache::default();
         self.pair_ids(threshold, |tables, a, b, similarity| {
             let pair = Pair {
@@ -61,9 +69,8 @@ impl Database {
         })
     }
 
-    /// Groups the documents into near-duplicate clusters: the connected
-    /// components of the pairs at `threshold`.
-    pub fn groups(&self, threshold: f64) -> Result<Groups> {
+    /// The connected components of the pairs at `threshold`.
+    pub(crate) fn groups(&self, threshold: f64) -> Result<Groups> {
         let mut parent: HashMap<u64, u64> = HashMap::new();
         let mut best: HashMap<u64, f64> = HashMap::new();
         let mut names: HashMap<u64, String> = HashMap::new();
@@ -107,7 +114,7 @@ impl Database {
         Ok(Groups { groups, pairs })
     }
 
-    /// The engine of [`Database::pairs`]: calls `emit(tables, a, b, sim)`
+    /// The engine of [`Snapshot::pairs`]: calls `emit(tables, a, b, sim)`
     /// with document ids, a < b, in ascending order of a.
     ///
     /// Documents are read in id order in blocks of [`PAIR_BLOCK`]; the
@@ -117,14 +124,13 @@ impl Database {
     fn pair_ids(
         &self,
         threshold: f64,
-        mut emit: impl FnMut(&Snapshot<'_>, u64, u64, f64) -> Result<bool>,
+        mut emit: impl FnMut(&Cached<'_>, u64, u64, f64) -> Result<bool>,
     ) -> Result<u64> {
-        crate::guard::guard(|| {
-            crate::config::check_threshold("threshold", threshold)?;
-            let txn = self.store().begin_read()?;
-            let tables = ReadTables::open(&txn)?;
-            let reader = self.cache().reader(&tables);
-            let shared = shared_buckets(&tables)?;
+        crate::config::check_threshold("threshold", threshold)?;
+        {
+            let tables = self.tables;
+            let reader = self.cache.reader(tables);
+            let shared = shared_buckets(tables)?;
             let mut count = 0;
             let mut sigs = tables.sigs.iter()?;
             let mut block = Vec::with_capacity(PAIR_BLOCK);
@@ -144,9 +150,9 @@ impl Database {
                 let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
                     .par_iter()
                     .map_init(
-                        || (Scratch::default(), Walker::new(&tables)),
+                        || (Scratch::default(), Walker::new(tables)),
                         |(scratch, walker), (id, signature)| {
-                            let reader = self.cache().reader(walker);
+                            let reader = self.cache.reader(walker);
                             self.pairs_of(&reader, &shared, *id, signature, threshold, scratch)
                         },
                     )
@@ -160,7 +166,7 @@ impl Database {
                     }
                 }
             }
-        })
+        }
     }
 
     /// The verified pairs (id, other, similarity) of document `id` with
@@ -174,7 +180,7 @@ impl Database {
         threshold: f64,
         scratch: &mut Scratch,
     ) -> Result<Vec<(u64, u64, f64)>> {
-        self.pipeline()
+        self.pipeline
             .banding()
             .band_keys(signature, &mut scratch.band_keys);
         scratch.candidates.clear();
@@ -192,7 +198,7 @@ impl Database {
         candidates.dedup();
         let hits = verify(
             tables,
-            self.pipeline(),
+            self.pipeline,
             &scratch.own_set,
             signature,
             candidates,
@@ -251,7 +257,7 @@ struct Scratch {
 }
 
 /// The read snapshot pairs are found in, behind the record cache.
-type Snapshot<'a> = CachedReader<'a, ReadTables>;
+type Cached<'a> = CachedReader<'a, ReadTables>;
 
 /// The last id → key look-up (pairs repeat the same document); others go
 /// through the record cache.

@@ -19,7 +19,7 @@
 //! more than four standard deviations below the threshold are pruned too —
 //! a true hit is lost that way with probability below 10⁻⁴.
 
-use crate::db::prepare::{Pipeline, Sketch};
+use crate::pipeline::{Pipeline, Sketch};
 use crate::query::Hit;
 use crate::sketch::measures::jaccard_at_least;
 use crate::sketch::minhash::agreements;

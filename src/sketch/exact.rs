@@ -108,7 +108,7 @@ const PRUNED: u32 = u32::MAX;
 /// set is not sorted and distinct, or when there are 2³² − 1 sets or
 /// values in all, or more.
 pub fn all_pairs(sets: &[Vec<u32>], threshold: f64) -> Result<Vec<(usize, usize, f64)>> {
-    check_threshold(threshold)?;
+    check_join_threshold(threshold)?;
     check_sets(sets)?;
     let ranked = rank_sets(sets);
     let t = threshold;
@@ -134,7 +134,7 @@ pub fn all_pairs(sets: &[Vec<u32>], threshold: f64) -> Result<Vec<(usize, usize,
 }
 
 /// Validates a threshold for [`all_pairs`]: in (0, 1].
-pub(crate) fn check_threshold(threshold: f64) -> Result<()> {
+pub(crate) fn check_join_threshold(threshold: f64) -> Result<()> {
     if threshold > 0.0 && threshold <= 1.0 {
         Ok(())
     } else {

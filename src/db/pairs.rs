@@ -1,12 +1,43 @@
-//! Exact all-pairs over a whole database: no LSH, every stored set in
-//! memory, the join of [`crate::sketch::exact`].
+//! All pairs and groups of a database: through the LSH index
+//! ([`Database::pairs`], [`Database::groups`]) or exactly, with every
+//! stored set in memory ([`Database::exact_pairs`]).
 
-use crate::db::Database;
-use crate::query::Pair;
-use crate::sketch::exact::{all_pairs, check_threshold};
+use super::Database;
+use crate::query::pairs::Snapshot;
+use crate::query::{Groups, Pair};
+use crate::sketch::exact::{all_pairs, check_join_threshold};
+use crate::store::tables::ReadTables;
 use crate::Result;
 
 impl Database {
+    /// Calls `emit` for every pair of stored documents with verified Jaccard
+    /// similarity ≥ `threshold`, from one read snapshot; stops early when
+    /// `emit` returns false. Returns the number of pairs emitted.
+    ///
+    /// Pairs below the index threshold are found with the probability the
+    /// banding gives them (see [`crate::sketch::lsh::candidate_probability`]).
+    pub fn pairs(&self, threshold: f64, emit: impl FnMut(Pair) -> bool) -> Result<u64> {
+        self.with_snapshot(|snapshot| snapshot.pairs(threshold, emit))
+    }
+
+    /// Groups the documents into near-duplicate clusters: the connected
+    /// components of the pairs at `threshold`.
+    pub fn groups(&self, threshold: f64) -> Result<Groups> {
+        self.with_snapshot(|snapshot| snapshot.groups(threshold))
+    }
+
+    fn with_snapshot<T>(&self, f: impl FnOnce(&Snapshot<'_>) -> Result<T>) -> Result<T> {
+        crate::guard::guard(|| {
+            let txn = self.store().begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            f(&Snapshot {
+                tables: &tables,
+                cache: self.cache(),
+                pipeline: self.pipeline(),
+            })
+        })
+    }
+
     /// Calls `emit` for *every* pair of stored documents with Jaccard
     /// similarity ≥ `threshold`, found exactly; stops early when `emit`
     /// returns false. Returns the number of pairs emitted.
@@ -38,14 +69,14 @@ impl Database {
     /// })?;
     /// assert_eq!(pairs.len(), 1);
     /// assert_eq!((pairs[0].a.as_str(), pairs[0].b.as_str()), ("a", "b"));
-    /// # Ok::<(), lshdb::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     /// [`crate::Error::InvalidParameter`] for a threshold outside (0, 1];
     /// storage errors.
     pub fn exact_pairs(&self, threshold: f64, mut emit: impl FnMut(Pair) -> bool) -> Result<u64> {
-        check_threshold(threshold)?;
+        check_join_threshold(threshold)?;
         let mut docs: Vec<(String, Vec<u32>)> = Vec::new();
         self.for_each(|doc| {
             docs.push((doc.key, doc.shingles));

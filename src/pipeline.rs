@@ -1,9 +1,11 @@
-//! The write pipeline before storage: a document becomes its shingle set,
-//! signature, band keys and SimHash blocks.
+//! The pipeline from a document to what is stored and searched: its
+//! shingle set, signature, band keys, SimHash blocks and encoded records.
 //!
 //! [`Pipeline`] is built once from the stored settings and is pure CPU work,
 //! so bulk loads run it on every core before the single writer stores the
-//! results.
+//! results. Queries sketch their input here too: the pipeline sits below
+//! both `db` (writes) and `query` (the planner), so neither imports the
+//! other's internals.
 
 use crate::config::Settings;
 use crate::shingle::{ShingleSet, Shingler};
