@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 /// # Ok::<(), lshdb::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// Shingling: kind, k, white space, seed, stop words.
     pub shingle: ShingleConfig,
@@ -138,6 +139,7 @@ pub(crate) fn check_threshold(name: &'static str, t: f64) -> Result<()> {
 
 /// The resolved configuration stored in a database file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Settings {
     /// Shingling.
     pub shingle: ShingleConfig,

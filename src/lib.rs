@@ -42,7 +42,11 @@ mod pipeline;
 mod query;
 pub mod shingle;
 pub mod sketch;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod store;
+#[cfg(not(feature = "internals"))]
+mod store;
 
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{

@@ -25,6 +25,7 @@ pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 /// What a document is: text to shingle, or a set of items (a customer's
 /// purchases, a film's raters) hashed whole.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Document<'a> {
     /// Text, normalised and shingled by the database's settings.
     Text(&'a str),

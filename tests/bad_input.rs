@@ -462,10 +462,8 @@ fn expected_config_must_match_the_stored_one() {
         }
         other => panic!("expected ConfigMismatch({field}), got {other:?}"),
     };
-    let other_threshold = Config {
-        threshold: 0.7,
-        ..config.clone()
-    };
+    let mut other_threshold = config.clone();
+    other_threshold.threshold = 0.7;
     assert_eq!(
         mismatch(other_threshold, "threshold"),
         ("0.8".to_owned(), "0.7".to_owned())

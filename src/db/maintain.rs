@@ -15,6 +15,7 @@ const MAX_PROBLEMS: usize = 1000;
 
 /// What [`Database::check`] found.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// Documents walked.
     pub documents: u64,
@@ -45,6 +46,7 @@ impl CheckReport {
 
 /// What [`Database::stats`] reports.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Stats {
     /// Stored documents.
     pub documents: u64,

@@ -63,6 +63,7 @@ pub struct Database {
 
 /// A stored document as `get` returns it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StoredDocument {
     /// External key.
     pub key: String,
@@ -76,6 +77,7 @@ pub struct StoredDocument {
 
 /// A document as [`Database::for_each`] yields it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ExportedDocument {
     /// External key.
     pub key: String,

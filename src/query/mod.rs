@@ -20,6 +20,7 @@ use crate::{Error, Result};
 
 /// A verified near-duplicate.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Hit {
     /// The stored document's key.
     pub key: String,
@@ -29,6 +30,7 @@ pub struct Hit {
 
 /// A query's answer.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct QueryResult {
     /// Hits, best first, every one verified against the stored set.
     pub hits: Vec<Hit>,

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 /// stored before `b`; from [`crate::Database::exact_pairs`], `a < b` in key
 /// order.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Pair {
     /// One document's key.
     pub a: String,
@@ -35,6 +36,7 @@ pub struct Pair {
 
 /// Near-duplicate groups.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Groups {
     /// Each group's members as (key, best similarity to another member),
     /// best first; groups largest first.

@@ -59,6 +59,7 @@ impl Default for PlanOptions {
 
 /// A bucket whose posting list was cut at the cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TruncatedBucket {
     /// The band.
     pub band: usize,
@@ -68,6 +69,7 @@ pub struct TruncatedBucket {
 
 /// What each step of a query did and cost.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Explain {
     /// Buckets looked up (one per band).
     pub buckets_probed: usize,

@@ -15,6 +15,7 @@ use crate::{Error, Result};
 
 /// A stored document near the query in SimHash space.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SimHashHit {
     /// The stored document's key.
     pub key: String,

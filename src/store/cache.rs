@@ -74,7 +74,8 @@ impl RecordCache {
         Self { entries }
     }
 
-    /// Decoded bytes held now (for statistics and tests).
+    /// Decoded bytes held now (for tests).
+    #[cfg(any(test, feature = "internals"))]
     pub fn weight(&self) -> u64 {
         self.entries.as_ref().map_or(0, |e| e.weight())
     }

@@ -105,13 +105,13 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// A bounds-checked cursor over a record's payload; every failure is
 /// [`Error::Corrupted`] naming the record kind.
-pub(crate) struct Reader<'a> {
+pub(crate) struct Cursor<'a> {
     bytes: &'a [u8],
     pos: usize,
     what: &'static str,
 }
 
-impl<'a> Reader<'a> {
+impl<'a> Cursor<'a> {
     /// A reader over the payload of the frame `bytes`, once [`unframe`]
     /// has accepted it.
     pub(crate) fn open(tag: Tag, bytes: &'a [u8]) -> Result<Self> {
@@ -239,6 +239,7 @@ pub fn encode_set(set: &[u32]) -> Vec<u8> {
 }
 
 /// Decodes a record made by [`encode_set`].
+#[cfg(any(test, feature = "internals"))]
 pub fn decode_set(bytes: &[u8]) -> Result<Vec<u32>> {
     let mut out = Vec::new();
     decode_set_into(bytes, &mut out)?;
@@ -253,7 +254,7 @@ pub fn decode_set_into(bytes: &[u8], out: &mut Vec<u32>) -> Result<()> {
 }
 
 fn parse_set(bytes: &[u8], out: &mut Vec<u32>) -> Result<()> {
-    let mut r = Reader::open(Tag::Set, bytes)?;
+    let mut r = Cursor::open(Tag::Set, bytes)?;
     let count = r.varint()?;
     // Every value takes at least one byte: this bounds the allocation.
     let Some(count) = usize::try_from(count).ok().filter(|&n| n <= r.remaining()) else {
@@ -265,7 +266,7 @@ fn parse_set(bytes: &[u8], out: &mut Vec<u32>) -> Result<()> {
     out.reserve(count);
     // The hot loop of every query and of `pairs`: gaps are decoded straight
     // from the payload slice (a gap of a u32 set needs at most 5 bytes), with
-    // the same checks as `Reader::varint` (no overlong or overflowing
+    // the same checks as `Cursor::varint` (no overlong or overflowing
     // varint, strictly increasing values).
     let payload = r.bytes(r.remaining() as u64)?;
     let mut pos = 0;
@@ -335,7 +336,7 @@ pub fn encode_signature(set_len: u32, simhash: Option<u64>, signature: &[u32]) -
 /// Decodes a record made by [`encode_signature`] into `out`, reusing the
 /// allocation of `out.values`. On error `out`'s contents are unspecified.
 pub fn decode_signature(bytes: &[u8], out: &mut SignatureRecord) -> Result<()> {
-    let mut r = Reader::open(Tag::Signature, bytes)?;
+    let mut r = Cursor::open(Tag::Signature, bytes)?;
     out.set_len = r.u32_le()?;
     out.simhash = if r.flag()? { Some(r.u64_le()?) } else { None };
     let count = r.u32_le()?;
@@ -355,7 +356,7 @@ pub fn decode_signature(bytes: &[u8], out: &mut SignatureRecord) -> Result<()> {
 
 /// Verifies a signature record's frame and returns only its `set_len`.
 pub fn peek_set_len(bytes: &[u8]) -> Result<u32> {
-    Reader::open(Tag::Signature, bytes)?.u32_le()
+    Cursor::open(Tag::Signature, bytes)?.u32_le()
 }
 
 /// A decoded document record.
@@ -384,7 +385,7 @@ pub fn encode_doc(doc: &DocRecord) -> Vec<u8> {
 
 /// Decodes a record made by [`encode_doc`].
 pub fn decode_doc(bytes: &[u8]) -> Result<DocRecord> {
-    let mut r = Reader::open(Tag::Doc, bytes)?;
+    let mut r = Cursor::open(Tag::Doc, bytes)?;
     let key = utf8(&mut r, "key")?;
     let text = r.flag()?.then(|| utf8(&mut r, "text")).transpose()?;
     r.finish()?;
@@ -392,7 +393,7 @@ pub fn decode_doc(bytes: &[u8]) -> Result<DocRecord> {
 }
 
 /// A varint length followed by that many bytes of UTF-8.
-fn utf8(r: &mut Reader<'_>, field: &str) -> Result<String> {
+fn utf8(r: &mut Cursor<'_>, field: &str) -> Result<String> {
     let len = r.varint()?;
     let bytes = r.bytes(len)?;
     match std::str::from_utf8(bytes) {
