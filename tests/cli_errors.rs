@@ -272,3 +272,70 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
         );
     }
 }
+
+/// A full disk during `add`: the summary of what is committed comes before
+/// the error, and that is what the file holds. Needs a 2 MiB tmpfs, so
+/// root: run with `cargo test --test cli_errors -- --ignored` as root (CI
+/// has no guarantee of mount rights; without them the test says so and
+/// passes).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "mounts a tmpfs: needs root"]
+fn a_full_disk_during_add_reports_what_is_committed() {
+    let cli = Cli::new();
+    let disk = cli.path("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(&disk)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("cannot mount a tmpfs here (not root?); skipped");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(disk.clone());
+    let docs: Vec<(String, String)> = (0..3000)
+        .map(|i| {
+            let text = format!("word{i} lorem ipsum dolor sit amet ").repeat(20);
+            (format!("doc-{i}"), text)
+        })
+        .collect();
+    cli.write("big.jsonl", jsonl(&docs));
+    cli.run(&["create", "disk/db.lshdb", "--store-text"]).ok();
+    let out = cli
+        .run(&[
+            "add",
+            "disk/db.lshdb",
+            "--jsonl",
+            "big.jsonl",
+            "--batch",
+            "200",
+        ])
+        .expect(1);
+    let summary = out.stdout.trim_end();
+    assert!(summary.ends_with("; stopped by an error"), "{summary}");
+    let added: u64 = summary
+        .strip_prefix("added ")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(added < 3000, "the disk did not fill up: {summary}");
+    let line = out.stderr.lines().last().unwrap_or_default();
+    assert!(line.contains("No space left on device"), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "; the {added} document(s) reported above are committed and kept"
+        )),
+        "{line}"
+    );
+    let v = cli.run(&["stats", "disk/db.lshdb", "--json"]).ok().json();
+    assert_eq!(v["documents"], added);
+    cli.run(&["check", "disk/db.lshdb"]).ok();
+}
