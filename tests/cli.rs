@@ -233,7 +233,8 @@ fn get_and_stats() {
     assert!(bands * rows <= 128 && bands > 1, "{s}");
     assert_eq!(s["num_perm"], 128);
     assert_eq!(s["threshold"], 0.8);
-    assert_eq!(s["shingle"], "Chars(5)");
+    assert_eq!(s["shingle"], "char:5");
+    assert_eq!(s["scheme"], "one-permutation");
     assert_eq!(s["store_text"], true);
     assert_eq!(s["simhash_max_distance"], serde_json::Value::Null);
     assert_eq!(

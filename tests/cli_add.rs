@@ -2,7 +2,7 @@
 //! by line number and skipped (or, with `--strict`, stop the load after
 //! committing what came before), files are added by path, `--unique`
 //! keeps near-duplicates out, and Ctrl-C stops `add` and `import` after a
-//! commit with exit code 1.
+//! commit with exit code 130.
 #![cfg(feature = "cli")]
 
 mod cli_support;
@@ -236,7 +236,7 @@ fn ctrl_c_stops_after_the_current_commit_and_says_so() {
         } else {
             &["import", "db.lshdb", "--batch", "1"]
         };
-        let out = interrupt_midway(&cli, args, &first, &rest).expect(1);
+        let out = interrupt_midway(&cli, args, &first, &rest).expect(130);
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
         assert_eq!(
             out.stderr.lines().last(),

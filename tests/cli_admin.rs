@@ -169,7 +169,7 @@ fn check_finds_damage_with_exit_code_3() {
         v,
         serde_json::json!({
             "clean": true, "documents": 11, "postings": 11 * bands,
-            "storage_ok": null, "problem_count": 0, "problems": [],
+            "simhash_postings": 0, "storage_ok": null, "problem_count": 0, "problems": [],
         })
     );
 
@@ -333,7 +333,7 @@ fn export_import_round_trip_with_and_without_text() {
     let out = cli2
         .run_stdin(
             &["import", "copy.lshdb"],
-            "{\"id\": \"x\", \"shingles\": [-1]}\n",
+            "{\"id\": \"x\", \"shingles\": [-1]}\n{\"id\": \"y\", \"shingles\": [1, 2, 3]}\n",
         )
         .ok();
     assert!(

@@ -191,7 +191,7 @@ fn scan_threshold_and_refusals() {
     assert_eq!(
         out.stderr.lines().next().unwrap_or_default(),
         "lshdb: note: threshold 0.3 is below the index threshold 0.5; some pairs will be \
-         missed (rebuild with `lshdb rebuild --threshold 0.3`)"
+         missed (rebuild with `lshdb rebuild t.lshdb --threshold 0.3`)"
     );
     assert_eq!(out.json()["threshold"], 0.3);
 

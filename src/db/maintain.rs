@@ -19,8 +19,10 @@ const MAX_PROBLEMS: usize = 1000;
 pub struct CheckReport {
     /// Documents walked.
     pub documents: u64,
-    /// Postings walked (bucket and block tables).
+    /// LSH bucket postings walked (as [`Stats::postings`] counts them).
     pub postings: u64,
+    /// SimHash block postings walked (as [`Stats::simhash_postings`]).
+    pub simhash_postings: u64,
     /// Whether the storage engine's own check of every page checksum
     /// passed; `None` when it was not run (see [`Database::check_pages`]).
     pub storage_ok: Option<bool>,
@@ -56,8 +58,10 @@ pub struct Stats {
     pub mean_shingles: f64,
     /// Non-empty buckets over all bands.
     pub buckets: u64,
-    /// Postings over all bands.
+    /// LSH bucket postings over all bands.
     pub postings: u64,
+    /// SimHash block postings (0 without a SimHash index).
+    pub simhash_postings: u64,
     /// `histogram[i]` = buckets holding 2^i to 2^(i+1) − 1 documents.
     pub histogram: Vec<u64>,
     /// The largest buckets as (band, bucket key, documents), largest first.
@@ -196,8 +200,9 @@ impl Database {
                     ));
                 }
             }
-            report.postings = tables.buckets.len()? + tables.blocks.len()?;
-            if report.postings != expected_postings {
+            report.postings = tables.buckets.len()?;
+            report.simhash_postings = tables.blocks.len()?;
+            if report.postings + report.simhash_postings != expected_postings {
                 self.find_stray_postings(&tables, report)?;
             }
             Ok(())
@@ -350,6 +355,7 @@ impl Database {
             if let Some((bucket, size)) = current {
                 record_bucket(&mut stats, bucket, size);
             }
+            stats.simhash_postings = tables.blocks.len()?;
             stats
                 .largest
                 .sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));

@@ -51,6 +51,17 @@ impl ShingleKind {
     }
 }
 
+/// As the CLI's `--shingle` takes it: `char:5`, `word:2`, `stopword:3`.
+impl std::fmt::Display for ShingleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShingleKind::Chars(k) => write!(f, "char:{k}"),
+            ShingleKind::Words(k) => write!(f, "word:{k}"),
+            ShingleKind::StopWords(k) => write!(f, "stopword:{k}"),
+        }
+    }
+}
+
 impl Default for ShingleKind {
     fn default() -> Self {
         ShingleKind::Chars(5)

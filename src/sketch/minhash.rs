@@ -190,6 +190,16 @@ pub enum Scheme {
     OnePermutation,
 }
 
+/// `one-permutation` or `permutations`.
+impl std::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Scheme::Permutations => "permutations",
+            Scheme::OnePermutation => "one-permutation",
+        })
+    }
+}
+
 /// Everything that decides a signature. Stored in the database file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MinHashConfig {

@@ -2,13 +2,14 @@
 //! bad records reported by line and Ctrl-C stopping after a clean commit.
 
 use crate::args::{open, parse_threshold, JsonFields};
-use crate::input::{read_text_file, FileText, InputError, Record};
-use crate::output::{line, progress, similarity};
+use crate::input::{read_text_file, Counting, FileText, InputError, Record};
+use crate::output::{line, progress, progress_bytes, short, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
+use indicatif::ProgressBar;
 use lshdb::{AsDocument, BulkOptions, Database, DocumentBuf, Unique};
 use std::cell::RefCell;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 /// Add documents: files (key = path) or JSON Lines (default fields id, text).
 #[derive(clap::Args)]
@@ -38,23 +39,84 @@ pub struct Args {
     strict: bool,
 }
 
-/// Set by Ctrl-C; bulk loads stop after their current commit.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+// Kept here as paths too (`crate::add::{catch_interrupt, interrupted}`),
+// which other commands use.
+pub use crate::interrupt::{catch_interrupt, interrupted};
 
-/// Installs the Ctrl-C handler (once).
-pub fn catch_interrupt() {
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+/// How many records with the same error are described before the rest are
+/// only counted.
+const SHOWN_PER_ERROR: u64 = 5;
+
+/// Messages grouped by kind: the first [`SHOWN_PER_ERROR`] of each kind
+/// kept, the rest only counted, so a thousand lines with the same error
+/// print six lines.
+#[derive(Default)]
+pub struct Limited {
+    /// Kept messages, in order.
+    shown: Vec<String>,
+    /// (kind, count), in order of first appearance.
+    kinds: Vec<(String, u64)>,
+    /// Messages in all.
+    pub total: u64,
 }
 
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+impl Limited {
+    /// Counts a message of `kind`; returns whether it is to be shown.
+    fn count(&mut self, kind: &str) -> bool {
+        self.total += 1;
+        let count = match self.kinds.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.kinds.push((kind.to_owned(), 1));
+                1
+            }
+        };
+        count <= SHOWN_PER_ERROR
+    }
+
+    /// Keeps `message` unless `kind` has been seen often enough.
+    pub fn push(&mut self, kind: &str, message: impl FnOnce() -> String) {
+        if self.count(kind) {
+            self.shown.push(message());
+        }
+    }
+
+    /// The lines to print: the kept messages, then one count per kind with
+    /// more than were shown (`what`: "line(s)", "document(s)").
+    pub fn lines(&self, what: &str) -> Vec<String> {
+        let mut out = self.shown.clone();
+        for (kind, n) in &self.kinds {
+            if *n > SHOWN_PER_ERROR {
+                out.push(format!(
+                    "… and {} more {what} with the same error ({kind}); {n} in all",
+                    n - SHOWN_PER_ERROR
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// Bad records seen so far, and the one that stopped a strict load.
 #[derive(Default)]
 pub struct Skips {
-    pub bad: Vec<(String, String)>,
+    pub bad: Limited,
     pub fatal: Option<String>,
+    /// The input's name, for read errors (empty: "the input").
+    pub input: String,
+}
+
+/// The kind of a bad record's reason, for counting repeats: a line's reason
+/// up to its details (`malformed JSON: ...`), a file's after its path.
+fn reason_kind(line: u64, reason: &str) -> &str {
+    if line == 0 {
+        reason.rsplit_once(": ").map_or(reason, |(_, kind)| kind)
+    } else {
+        reason.split_once(": ").map_or(reason, |(kind, _)| kind)
+    }
 }
 
 /// Turns an input stream into (key, document) pairs for a bulk load,
@@ -68,7 +130,13 @@ pub fn good_records<'a>(
         .map_while(move |item| match item {
             Ok(record) => Some(Some((record.key, record.doc))),
             Err(InputError::Io(err)) => {
-                skips.borrow_mut().fatal = Some(format!("reading the input failed: {err}"));
+                let mut skips = skips.borrow_mut();
+                let input = if skips.input.is_empty() {
+                    "the input".to_owned()
+                } else {
+                    format!("input {}", skips.input)
+                };
+                skips.fatal = Some(format!("reading {input} failed: {err}"));
                 None
             }
             Err(InputError::Bad { line, reason }) => {
@@ -82,7 +150,9 @@ pub fn good_records<'a>(
                     skips.borrow_mut().fatal = Some(format!("{at}: {reason} (--strict)"));
                     None
                 } else {
-                    skips.borrow_mut().bad.push((at, reason));
+                    let kind = reason_kind(line, &reason).to_owned();
+                    let message = || format!("skipped {at}: {reason}");
+                    skips.borrow_mut().bad.push(&kind, message);
                     Some(None)
                 }
             }
@@ -113,29 +183,77 @@ fn file_records(paths: &[PathBuf]) -> impl Iterator<Item = Result<Record, InputE
 pub fn run(args: &Args) -> CmdResult {
     let db = open(&args.file)?;
     catch_interrupt();
-    let skips = RefCell::new(Skips::default());
-    let input: Box<dyn Iterator<Item = Result<Record, InputError>>> = match &args.jsonl {
-        Some(path) => Box::new(args.fields.open(path)?),
-        None => Box::new(file_records(&args.paths)),
-    };
+    let mut skips = Skips::default();
+    // The bar moves per document read: over the bytes of a JSON Lines file,
+    // over the files given, or as a spinner on standard input.
+    let (input, bar): (Box<dyn Iterator<Item = Result<Record, InputError>>>, _) =
+        match args.jsonl.as_deref() {
+            Some("-") => {
+                skips.input = "standard input".to_owned();
+                let bar = progress(None, "adding");
+                let counter = bar.clone();
+                let reader = args.fields.open("-")?;
+                (Box::new(reader.inspect(move |_| counter.inc(1))), bar)
+            }
+            Some(path) => {
+                skips.input = path.to_owned();
+                let name = Path::new(path);
+                let file = std::fs::File::open(name)
+                    .map_err(crate::io_context("cannot open input", name))?;
+                let size = file.metadata().ok().map(|m| m.len());
+                let (reader, consumed) = Counting::new(std::io::BufReader::new(file));
+                let bar = progress_bytes(size, "adding");
+                let counter = bar.clone();
+                let records = args
+                    .fields
+                    .reader(reader)
+                    .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
+                (Box::new(records), bar)
+            }
+            None => {
+                let bar = progress(Some(args.paths.len() as u64), "adding");
+                let counter = bar.clone();
+                let records = file_records(&args.paths).inspect(move |_| counter.inc(1));
+                (Box::new(records), bar)
+            }
+        };
+    let skips = RefCell::new(skips);
     let records = good_records(input, &skips, args.strict);
     let summary = match args.unique {
-        None => load(&db, records, args.batch)?,
-        Some(threshold) => load_unique(&db, records, args.batch, threshold)?,
+        None => load_with(&db, records, args.batch, &bar)?,
+        Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar)?,
     };
     report(&summary, skips.into_inner())
 }
 
+/// What a load did, all of it committed.
+pub struct Summary {
+    /// Documents stored (new or replaced).
+    pub added: u64,
+    /// Near-duplicates not added (`--unique`).
+    pub duplicates: u64,
+    /// Documents the database refused.
+    pub rejected: u64,
+    text: String,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// Ends a load: the skipped records on standard error, the summary on
 /// standard output, and an error when the load stopped early (a fatal
-/// record or Ctrl-C), saying that what is reported is committed.
-pub fn report(summary: &str, skips: Skips) -> CmdResult {
-    for (at, reason) in &skips.bad {
-        eprintln!("lshdb: skipped {at}: {reason}");
+/// record, exit 1, or Ctrl-C, exit 130), saying that what is reported is
+/// committed, or when it added nothing at all (exit 1).
+pub fn report(summary: &Summary, skips: Skips) -> CmdResult {
+    for message in skips.bad.lines("bad record(s)") {
+        eprintln!("lshdb: {message}");
     }
     line(format_args!(
         "{summary}; {} bad record(s) skipped",
-        skips.bad.len()
+        skips.bad.total
     ));
     if let Some(fatal) = skips.fatal {
         return fail(format!(
@@ -143,75 +261,261 @@ pub fn report(summary: &str, skips: Skips) -> CmdResult {
         ));
     }
     if interrupted() {
-        return fail("interrupted: everything reported above is committed; run the command again to continue");
+        return Err(CliError::Interrupted(
+            "interrupted: everything reported above is committed; run the command again to continue"
+                .to_owned(),
+        ));
+    }
+    if summary.added == 0 && summary.duplicates == 0 {
+        return fail(if skips.bad.total + summary.rejected == 0 {
+            "nothing was added: the input holds no records"
+        } else {
+            "nothing was added: every record was skipped or rejected (see above)"
+        });
     }
     Ok(Outcome::Ok)
 }
 
-/// Bulk load; returns the summary line.
+/// A refused document's reason without its key (which the message shows
+/// shortened), and the kind of reason for counting repeats.
+fn rejection(err: &lshdb::Error) -> (&'static str, String) {
+    match err {
+        lshdb::Error::EmptyDocument { .. } => (
+            "empty",
+            "empty after normalisation; there is nothing to index".to_owned(),
+        ),
+        lshdb::Error::DocumentTooLarge { len, max, .. } => (
+            "too large",
+            format!("{len} bytes, above the limit of {max}; split it or index a part of it"),
+        ),
+        lshdb::Error::InvalidKey { .. } => ("bad key", err.to_string()),
+        other => ("other", other.to_string()),
+    }
+}
+
+/// Counts a refused document, keeping its message unless many like it came
+/// before.
+fn reject(rejections: &mut Limited, key: &str, err: &lshdb::Error) {
+    let (kind, reason) = rejection(err);
+    rejections.push(kind, || format!("rejected `{}`: {reason}", short(key)));
+}
+
+/// What a bulk load has committed so far.
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+struct Committed {
+    inserted: u64,
+    replaced: u64,
+    commits: u64,
+    rejected: u64,
+}
+
+impl Committed {
+    fn text(&self) -> String {
+        format!(
+            "added {} document(s) ({} replaced) in {} commit(s); {} rejected",
+            self.inserted, self.replaced, self.commits, self.rejected
+        )
+    }
+}
+
+/// A load that failed part-way (a full disk, ...): the summary of what is
+/// committed, for standard output, and the error, saying it is kept.
+fn failed_load(committed: &str, added: u64, err: &CliError) -> (String, String) {
+    (
+        format!("{committed}; stopped by an error"),
+        format!("{err}; the {added} document(s) reported above are committed and kept"),
+    )
+}
+
+/// Prints a load's refused documents, and the summary and error of a load
+/// that failed part-way.
+fn end_load<T>(
+    result: Result<T, CliError>,
+    rejections: &Limited,
+    committed: &str,
+    added: u64,
+) -> Result<T, CliError> {
+    for message in rejections.lines("document(s)") {
+        eprintln!("lshdb: {message}");
+    }
+    result.map_err(|err| {
+        let (summary, error) = failed_load(committed, added, &err);
+        line(summary);
+        CliError::Message(error)
+    })
+}
+
+/// Bulk load with a spinner counting documents; returns the summary.
 pub fn load<D: AsDocument + Send>(
     db: &Database,
     records: impl Iterator<Item = (String, D)>,
     batch: usize,
-) -> Result<String, CliError> {
+) -> Result<Summary, CliError> {
     let bar = progress(None, "adding");
-    let report = db.insert_bulk(records, &BulkOptions { batch }, |r| {
-        bar.set_position(r.inserted + r.rejected.len() as u64);
+    let counter = bar.clone();
+    load_with(db, records.inspect(move |_| counter.inc(1)), batch, &bar)
+}
+
+/// Bulk load; `bar` is moved by the caller as records are read and shows
+/// what is committed.
+fn load_with<D: AsDocument + Send>(
+    db: &Database,
+    records: impl Iterator<Item = (String, D)>,
+    batch: usize,
+    bar: &ProgressBar,
+) -> Result<Summary, CliError> {
+    let mut committed = Committed::default();
+    let mut rejections = Limited::default();
+    let result = db.insert_bulk(records, &BulkOptions { batch }, |r| {
+        for (key, err) in &r.rejected[committed.rejected as usize..] {
+            reject(&mut rejections, key, err);
+        }
+        committed = Committed {
+            inserted: r.inserted,
+            replaced: r.replaced,
+            commits: r.commits,
+            rejected: r.rejected.len() as u64,
+        };
+        crate::interrupt::note_progress(committed.text());
+        bar.set_message(format!("{} added", committed.inserted));
         !interrupted()
-    })?;
+    });
     bar.finish_and_clear();
-    for (key, err) in &report.rejected {
-        eprintln!("lshdb: rejected `{key}`: {err}");
-    }
-    Ok(format!(
-        "added {} document(s) ({} replaced) in {} commit(s); {} rejected",
-        report.inserted,
-        report.replaced,
-        report.commits,
-        report.rejected.len()
-    ))
+    let report = end_load(
+        result.map_err(CliError::from),
+        &rejections,
+        &committed.text(),
+        committed.inserted,
+    )?;
+    Ok(Summary {
+        added: report.inserted,
+        duplicates: 0,
+        rejected: report.rejected.len() as u64,
+        text: committed.text(),
+    })
 }
 
 /// Dedup-on-write load, one `insert_unique` per document, committing every
-/// `batch` documents.
+/// `batch` documents; Ctrl-C is noticed between documents.
 fn load_unique(
     db: &Database,
     records: impl Iterator<Item = (String, DocumentBuf)>,
     batch: usize,
     threshold: f64,
-) -> Result<String, CliError> {
-    let bar = progress(None, "adding");
+    bar: &ProgressBar,
+) -> Result<Summary, CliError> {
+    // Committed counts, and those of the open transaction.
     let (mut inserted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
-    let mut records = records.peekable();
-    while records.peek().is_some() && !interrupted() {
-        let mut txn = db.batch()?;
-        for (key, doc) in records.by_ref().take(batch.max(1)) {
-            match txn.insert_unique(&key, doc.as_document(), threshold) {
-                Ok(Unique::Inserted) => inserted += 1,
-                Ok(Unique::Duplicate(hit)) => {
-                    duplicates += 1;
-                    line(format_args!(
-                        "duplicate: `{key}` is a near-duplicate of `{}` ({}); not added",
-                        hit.key,
-                        similarity(hit.similarity)
-                    ));
+    let mut rejections = Limited::default();
+    let text = |inserted: u64, duplicates: u64, rejected: u64| {
+        format!(
+            "added {inserted} document(s); {duplicates} near-duplicate(s) not added; {rejected} rejected"
+        )
+    };
+    let mut records = records;
+    let result = (|| -> Result<(), CliError> {
+        let mut done = false;
+        while !done && !interrupted() {
+            let mut txn = db.batch()?;
+            let (mut new, mut dup, mut rej) = (0u64, 0u64, 0u64);
+            for _ in 0..batch.max(1) {
+                if interrupted() {
+                    break;
                 }
-                Err(
-                    err @ (lshdb::Error::EmptyDocument { .. }
-                    | lshdb::Error::InvalidKey { .. }
-                    | lshdb::Error::DocumentTooLarge { .. }),
-                ) => {
-                    rejected += 1;
-                    eprintln!("lshdb: rejected `{key}`: {err}");
+                let Some((key, doc)) = records.next() else {
+                    done = true;
+                    break;
+                };
+                match txn.insert_unique(&key, doc.as_document(), threshold) {
+                    Ok(Unique::Inserted) => new += 1,
+                    Ok(Unique::Duplicate(hit)) => {
+                        dup += 1;
+                        line(format_args!(
+                            "duplicate: `{}` is a near-duplicate of `{}` ({}); not added",
+                            short(&key),
+                            short(&hit.key),
+                            similarity(hit.similarity)
+                        ));
+                    }
+                    Err(
+                        err @ (lshdb::Error::EmptyDocument { .. }
+                        | lshdb::Error::InvalidKey { .. }
+                        | lshdb::Error::DocumentTooLarge { .. }),
+                    ) => {
+                        rej += 1;
+                        reject(&mut rejections, &key, &err);
+                    }
+                    Err(err) => return Err(err.into()),
                 }
-                Err(err) => return Err(err.into()),
             }
-            bar.inc(1);
+            txn.commit()?;
+            (inserted, duplicates, rejected) = (inserted + new, duplicates + dup, rejected + rej);
+            crate::interrupt::note_progress(text(inserted, duplicates, rejected));
+            bar.set_message(format!("{inserted} added"));
         }
-        txn.commit()?;
-    }
+        Ok(())
+    })();
     bar.finish_and_clear();
-    Ok(format!(
-        "added {inserted} document(s); {duplicates} near-duplicate(s) not added; {rejected} rejected"
-    ))
+    let summary = text(inserted, duplicates, rejected);
+    end_load(result, &rejections, &summary, inserted)?;
+    Ok(Summary {
+        added: inserted,
+        duplicates,
+        rejected,
+        text: summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_load_reports_what_is_committed_before_the_error() {
+        let committed = Committed {
+            inserted: 20,
+            replaced: 1,
+            commits: 2,
+            rejected: 0,
+        };
+        let err = CliError::from(std::io::Error::from_raw_os_error(28));
+        let (summary, error) = failed_load(&committed.text(), committed.inserted, &err);
+        assert_eq!(
+            summary,
+            "added 20 document(s) (1 replaced) in 2 commit(s); 0 rejected; stopped by an error"
+        );
+        assert!(
+            error.starts_with("I/O error: No space left on device"),
+            "{error}"
+        );
+        assert!(
+            error.ends_with("; the 20 document(s) reported above are committed and kept"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn repeated_errors_are_shown_a_few_times_then_counted() {
+        let mut limited = Limited::default();
+        for i in 0..1000 {
+            limited.push("malformed JSON", || {
+                format!("skipped line {i}: malformed JSON")
+            });
+        }
+        limited.push("missing field `text`", || "skipped line 1001".to_owned());
+        let lines = limited.lines("bad record(s)");
+        assert_eq!(lines.len(), 7, "{lines:?}");
+        assert_eq!(lines[0], "skipped line 0: malformed JSON");
+        assert_eq!(lines[5], "skipped line 1001");
+        assert_eq!(
+            lines[6],
+            "… and 995 more bad record(s) with the same error (malformed JSON); 1000 in all"
+        );
+        assert_eq!(limited.total, 1001);
+        assert_eq!(
+            reason_kind(3, "malformed JSON: expected value"),
+            "malformed JSON"
+        );
+        assert_eq!(reason_kind(0, "docs/a: b.txt: binary file"), "binary file");
+    }
 }

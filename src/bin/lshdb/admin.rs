@@ -54,7 +54,7 @@ pub fn create(args: &CreateArgs) -> CmdResult {
     let db = Database::create(&args.file, config)?;
     let s = db.settings();
     line(format_args!(
-        "created {}: {:?}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}",
+        "created {}: {}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}",
         args.file.display(),
         s.shingle.kind,
         s.minhash.num_perm,
@@ -98,9 +98,9 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
             "bytes_per_document": per_doc,
             "mean_shingles": stats.mean_shingles,
             "settings": {
-                "shingle": format!("{:?}", s.shingle.kind),
+                "shingle": s.shingle.kind.to_string(),
                 "num_perm": s.minhash.num_perm,
-                "scheme": format!("{:?}", s.minhash.scheme),
+                "scheme": s.minhash.scheme.to_string(),
                 "threshold": s.threshold,
                 "bands": s.bands,
                 "rows": s.rows,
@@ -109,6 +109,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
             },
             "buckets": stats.buckets,
             "postings": stats.postings,
+            "simhash_postings": stats.simhash_postings,
             "bucket_size_histogram": stats.histogram.iter().enumerate().map(|(i, n)| json!({
                 "min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n
             })).collect::<Vec<_>>(),
@@ -124,7 +125,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         stats.documents, stats.file_bytes, stats.mean_shingles
     ));
     line(format_args!(
-        "config      {:?}, {} {:?} values, {} bands × {} rows, threshold {}, SimHash {}, text {}",
+        "config      {}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}",
         s.shingle.kind,
         s.minhash.num_perm,
         s.minhash.scheme,
@@ -136,8 +137,8 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         if s.store_text { "stored" } else { "not stored" },
     ));
     line(format_args!(
-        "buckets     {} non-empty, {} postings",
-        stats.buckets, stats.postings
+        "buckets     {} non-empty, {} postings, {} SimHash postings",
+        stats.buckets, stats.postings, stats.simhash_postings
     ));
     for (i, n) in stats.histogram.iter().enumerate() {
         let (lo, hi) = (1u64 << i, (1u64 << (i + 1)) - 1);
@@ -174,7 +175,7 @@ pub struct CheckArgs {
 }
 
 pub fn check(args: &CheckArgs) -> CmdResult {
-    let bar = crate::output::progress(None, "checking");
+    let bar = crate::output::spinner("checking");
     let report = if args.pages {
         open_waiting(&args.file, &args.wait)?.check_pages()?
     } else {
@@ -186,6 +187,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             "clean": report.is_clean(),
             "documents": report.documents,
             "postings": report.postings,
+            "simhash_postings": report.simhash_postings,
             "storage_ok": report.storage_ok,
             "problem_count": report.problem_count,
             "problems": report.problems,
@@ -195,7 +197,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             line(format_args!("problem: {problem}"));
         }
         line(format_args!(
-            "{}: {} documents, {} postings, {}, {} problem(s)",
+            "{}: {} documents, {} postings, {} SimHash postings, {}, {} problem(s)",
             if report.is_clean() {
                 "clean"
             } else {
@@ -203,6 +205,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             },
             report.documents,
             report.postings,
+            report.simhash_postings,
             match report.storage_ok {
                 Some(true) => "pages ok",
                 Some(false) => "pages damaged",
@@ -230,10 +233,17 @@ pub struct CompactArgs {
 
 pub fn compact(args: &CompactArgs) -> CmdResult {
     let mut db = open_waiting(&args.file, &args.wait)?;
-    let before = std::fs::metadata(&args.file)?.len();
+    let size = || {
+        std::fs::metadata(&args.file)
+            .map(|m| m.len())
+            .map_err(crate::io_context("cannot read the size of", &args.file))
+    };
+    let before = size()?;
+    let bar = crate::output::spinner("compacting");
     db.compact()?;
+    bar.finish_and_clear();
     drop(db);
-    let after = std::fs::metadata(&args.file)?.len();
+    let after = size()?;
     line(format_args!("compacted: {before} → {after} bytes"));
     Ok(Outcome::Ok)
 }
@@ -259,7 +269,7 @@ pub struct RebuildArgs {
 
 pub fn rebuild(args: &RebuildArgs) -> CmdResult {
     let mut db = open_waiting(&args.file, &args.wait)?;
-    let bar = crate::output::progress(None, "rebanding");
+    let bar = crate::output::spinner("rebanding");
     db.reband(args.threshold, args.bands.zip(args.rows))?;
     bar.finish_and_clear();
     let s = db.settings();

@@ -70,11 +70,12 @@ pub fn open_read_only(path: &Path) -> Result<Database, CliError> {
 fn open_with(path: &Path, builder: lshdb::Builder) -> Result<Database, CliError> {
     if !path.exists() {
         return crate::fail(format!(
-            "{} does not exist; create it with `lshdb create {}` or index a folder with `lshdb scan`",
+            "{} does not exist; create it with `lshdb create {}`",
             path.display(),
-            path.display()
+            crate::output::shell_arg(&path.to_string_lossy())
         ));
     }
+    let _ = OPENED.set(path.to_owned());
     Ok(builder.open(path)?)
 }
 
@@ -97,6 +98,9 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The database file the command opened, for hints in error messages.
+pub static OPENED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
 /// The JSON fields a JSON Lines input is read with (`add`, `query`).
 #[derive(clap::Args)]
 pub struct JsonFields {
@@ -110,11 +114,14 @@ pub struct JsonFields {
 
 impl JsonFields {
     /// A reader of `path` (`-`: standard input) with these fields.
-    pub fn open(&self, path: &str) -> std::io::Result<JsonLines<Box<dyn std::io::BufRead>>> {
-        Ok(JsonLines::new(
-            open_input(path)?,
-            &self.key_field,
-            &self.text_field,
+    pub fn open(&self, path: &str) -> Result<JsonLines<Box<dyn std::io::BufRead>>, CliError> {
+        Ok(self.reader(
+            open_input(path).map_err(crate::io_context("cannot open input", Path::new(path)))?,
         ))
+    }
+
+    /// A JSON Lines reader of an open input with these fields.
+    pub fn reader<R: std::io::BufRead>(&self, input: R) -> JsonLines<R> {
+        JsonLines::new(input, &self.key_field, &self.text_field)
     }
 }

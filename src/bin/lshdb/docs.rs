@@ -100,7 +100,9 @@ pub struct ExportArgs {
 pub fn export(args: &ExportArgs) -> CmdResult {
     let db = open_read_only(&args.file)?;
     let mut out: Box<dyn Write> = match &args.out {
-        Some(path) => Box::new(std::io::BufWriter::new(std::fs::File::create(path)?)),
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(crate::io_context("cannot create", path))?,
+        )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let mut failure = None;
@@ -160,8 +162,15 @@ pub fn import(args: &ImportArgs) -> CmdResult {
     let db = open(&args.file)?;
     catch_interrupt();
     let path = args.input.as_deref().unwrap_or("-");
-    let skips = RefCell::new(Skips::default());
-    let reader = JsonLines::new(open_input(path)?, "id", "text");
+    let skips = RefCell::new(Skips {
+        input: path.to_owned(),
+        ..Skips::default()
+    });
+    let input = open_input(path).map_err(crate::io_context(
+        "cannot open input",
+        std::path::Path::new(path),
+    ))?;
+    let reader = JsonLines::new(input, "id", "text");
     let summary = load(&db, good_records(reader, &skips, false), args.batch)?;
     report(&summary, skips.into_inner())
 }

@@ -186,3 +186,45 @@ pub fn read_text_file(path: &std::path::Path) -> std::io::Result<FileText> {
         Err(_) => Ok(FileText::Binary),
     }
 }
+
+/// A reader that counts the bytes consumed through it, for progress bars
+/// whose total is the input's size.
+pub struct Counting<R> {
+    inner: R,
+    consumed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R> Counting<R> {
+    pub fn new(inner: R) -> (Self, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        let consumed = std::sync::Arc::default();
+        let reader = Self {
+            inner,
+            consumed: std::sync::Arc::clone(&consumed),
+        };
+        (reader, consumed)
+    }
+
+    fn count(&self, n: usize) {
+        self.consumed
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl<R: BufRead> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.count(amt);
+        self.inner.consume(amt);
+    }
+}

@@ -53,7 +53,7 @@ pub fn run(args: &Args) -> lshdb::Result<()> {
     })?;
     let signature = hasher.signature(set.as_slice());
     line(format_args!(
-        "signature ({:?}, {} values):",
+        "signature ({}, {} values):",
         hasher.config().scheme,
         signature.len()
     ));

@@ -2,7 +2,8 @@
 //!
 //! One file per command group; this file only parses arguments, dispatches
 //! and turns errors into one sentence on standard error with a documented
-//! exit code: 0 ok, 1 error, 2 usage, 3 damage found by `check`.
+//! exit code: 0 ok, 1 error, 2 usage, 3 damage found by `check`, 130
+//! interrupted (Ctrl-C).
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod add;
@@ -11,6 +12,7 @@ mod args;
 mod docs;
 mod input;
 mod inspect;
+mod interrupt;
 mod output;
 mod pairs;
 mod query;
@@ -18,6 +20,7 @@ mod scan;
 mod tune;
 
 use clap::{Parser, Subcommand};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// lshdb: a persistent, embedded near-duplicate (similarity) database.
@@ -30,7 +33,7 @@ use std::process::ExitCode;
     about = "lshdb: a persistent, embedded near-duplicate (similarity) database.\nStart with `lshdb scan DIR` to find the near-duplicate files in a folder."
 )]
 #[command(
-    after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 damage found by `check`.\n\
+    after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 damage found by `check`, 130 interrupted (Ctrl-C).\n\
                         Example:\n  lshdb scan ~/notes"
 )]
 struct Cli {
@@ -73,6 +76,9 @@ pub type CmdResult = Result<Outcome, CliError>;
 pub enum CliError {
     Lib(lshdb::Error),
     Message(String),
+    /// Ctrl-C stopped the command (exit code 130); the message says what
+    /// is committed.
+    Interrupted(String),
 }
 
 impl From<lshdb::Error> for CliError {
@@ -90,21 +96,56 @@ impl From<std::io::Error> for CliError {
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            // The whole chain, as one sentence: library errors keep their
-            // causes (the storage engine's, the operating system's) as
-            // sources rather than in their own text.
-            CliError::Lib(err) => {
-                write!(f, "{err}")?;
-                let mut source = std::error::Error::source(err);
-                while let Some(cause) = source {
-                    write!(f, ": {cause}")?;
-                    source = cause.source();
-                }
-                Ok(())
-            }
-            CliError::Message(msg) => write!(f, "{msg}"),
+            CliError::Lib(err) => lib_error(err, f),
+            CliError::Message(msg) | CliError::Interrupted(msg) => write!(f, "{msg}"),
         }
     }
+}
+
+/// A library error in the CLI's words: keys shortened, and hints as
+/// commands with the file name, ready to paste.
+fn lib_error(err: &lshdb::Error, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    use crate::output::{shell_arg, short};
+    match err {
+        lshdb::Error::NotFound(key) => write!(f, "no document with key `{}`", short(key)),
+        lshdb::Error::EmptyDocument { key } => write!(
+            f,
+            "document `{}` is empty after normalisation; there is nothing to index",
+            short(key)
+        ),
+        lshdb::Error::DocumentTooLarge { key, len, max } => write!(
+            f,
+            "document `{}` has {len} bytes, above the limit of {max}; split it or index a part of it",
+            short(key)
+        ),
+        lshdb::Error::Corrupted(what) => match args::OPENED.get() {
+            Some(path) => write!(
+                f,
+                "the database is damaged: {what}; run `lshdb check {}` and restore from a backup or export",
+                shell_arg(&path.to_string_lossy())
+            ),
+            None => write!(f, "{err}"),
+        },
+        // The whole chain, as one sentence: library errors keep their
+        // causes (the storage engine's, the operating system's) as sources
+        // rather than in their own text.
+        other => {
+            write!(f, "{other}")?;
+            let mut source = std::error::Error::source(other);
+            while let Some(cause) = source {
+                write!(f, ": {cause}")?;
+                source = cause.source();
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Names the operation and the path in an I/O error, for `map_err`:
+/// `cannot open input x.jsonl: No such file or directory (os error 2)`.
+pub fn io_context(op: &str, path: &Path) -> impl FnOnce(std::io::Error) -> CliError {
+    let what = format!("{op} {}", path.display());
+    move |err| CliError::Message(format!("{what}: {err}"))
 }
 
 /// Shorthand for a CLI error message.
@@ -113,6 +154,7 @@ pub fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 }
 
 fn main() -> ExitCode {
+    interrupt::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scan(args) => scan::run(&args),
@@ -141,7 +183,10 @@ fn main() -> ExitCode {
         Ok(Outcome::Damaged) => ExitCode::from(3),
         Err(err) => {
             eprintln!("lshdb: {err}");
-            ExitCode::from(1)
+            match err {
+                CliError::Interrupted(_) => ExitCode::from(interrupt::EXIT_CODE),
+                _ => ExitCode::from(1),
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Output helpers: lines to standard output that end quietly on a closed
 //! pipe, JSON values, and progress bars that only draw on a terminal.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::Write;
 
 /// Writes one line to standard output. A closed pipe (`lshdb pairs | head`)
@@ -23,25 +23,136 @@ pub fn json(value: &serde_json::Value) {
 }
 
 /// A progress bar on standard error; hidden when standard error is not a
-/// terminal, so pipes and logs stay clean.
+/// terminal, so pipes and logs stay clean. With a known total it shows the
+/// position, the total and the time left; without, a spinner. Rates are
+/// whole numbers per second.
 pub fn progress(len: Option<u64>, message: &'static str) -> ProgressBar {
-    let bar = match len {
-        Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-    };
-    let template = if len.is_some() {
-        "{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, {eta})"
-    } else {
-        "{msg:>10} {spinner} {pos} ({per_sec})"
-    };
+    styled(
+        len,
+        message,
+        "{msg:>10} [{bar:40}] {pos}/{len} ({rate}/s, {eta} left)",
+        "{msg:>10} {spinner} {pos} ({rate}/s, {elapsed})",
+    )
+}
+
+/// A progress bar whose position counts bytes of input (a spinner without
+/// a known total).
+pub fn progress_bytes(len: Option<u64>, message: &'static str) -> ProgressBar {
+    styled(
+        len,
+        message,
+        "{msg:>10} [{bar:40}] {bytes}/{total_bytes} ({eta} left)",
+        "{msg:>10} {spinner} {bytes} ({elapsed})",
+    )
+}
+
+/// A spinner for a phase whose length is not known, kept moving by a
+/// timer (the work itself reports nothing until it ends).
+pub fn spinner(message: &'static str) -> ProgressBar {
+    let bar = styled(None, message, "", "{msg:>10} {spinner} {elapsed}");
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+fn styled(len: Option<u64>, message: &'static str, known: &str, unknown: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
+    let template = if len.is_some() { known } else { unknown };
     if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
+        let style = style
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&whole_rate(state.per_sec()));
+                },
+            )
+            .progress_chars("=> ");
+        bar.set_style(style);
     }
     bar.set_message(message);
     bar
 }
 
+/// A rate per second as a whole number with thousands separators
+/// (`12,345`); `0` for anything not finite or below one half.
+pub fn whole_rate(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec < 0.5 {
+        return "0".to_owned();
+    }
+    let digits = format!("{:.0}", per_sec);
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A user-given text (a key) shortened for a message: at most 60
+/// characters, then `…` and its length, so a 4 KB key does not flood the
+/// terminal.
+pub fn short(text: &str) -> String {
+    const KEEP: usize = 60;
+    match text.char_indices().nth(KEEP) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 /// A similarity as the human outputs print it.
 pub fn similarity(s: f64) -> String {
     format!("{s:.3}")
+}
+
+/// A word as a POSIX shell reads it back: unchanged when it is plain,
+/// single-quoted otherwise, so hints can be pasted.
+pub fn shell_arg(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:@+,=%".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_whole_numbers() {
+        assert_eq!(whole_rate(0.0), "0");
+        assert_eq!(whole_rate(0.4), "0");
+        assert_eq!(whole_rate(f64::NAN), "0");
+        assert_eq!(whole_rate(f64::INFINITY), "0");
+        assert_eq!(whole_rate(0.6), "1");
+        assert_eq!(whole_rate(7.49), "7");
+        assert_eq!(whole_rate(999.6), "1,000");
+        assert_eq!(whole_rate(12_345.678), "12,346");
+        assert_eq!(whole_rate(1_234_567.0), "1,234,567");
+    }
+
+    #[test]
+    fn long_keys_are_shortened() {
+        assert_eq!(short("abc"), "abc");
+        let exact = "k".repeat(60);
+        assert_eq!(short(&exact), exact);
+        let long = "k".repeat(4096);
+        assert_eq!(short(&long), format!("{}… (4096 bytes)", "k".repeat(60)));
+        let wide = "é".repeat(100);
+        assert_eq!(short(&wide), format!("{}… (200 bytes)", "é".repeat(60)));
+    }
+
+    #[test]
+    fn shell_args_paste_back() {
+        assert_eq!(shell_arg("db.lshdb"), "db.lshdb");
+        assert_eq!(shell_arg("/tmp/a-b_c.lshdb"), "/tmp/a-b_c.lshdb");
+        assert_eq!(shell_arg("my db.lshdb"), "'my db.lshdb'");
+        assert_eq!(shell_arg("it's"), r"'it'\''s'");
+        assert_eq!(shell_arg(""), "''");
+    }
 }

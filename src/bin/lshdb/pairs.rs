@@ -2,8 +2,8 @@
 //! the clusters they form.
 
 use crate::args::{open_read_only, parse_threshold};
-use crate::output::{json, line, progress, similarity};
-use crate::{CmdResult, Outcome};
+use crate::output::{json, line, progress, similarity, spinner};
+use crate::{CliError, CmdResult, Outcome};
 use lshdb::{Database, Groups};
 use serde_json::json;
 use std::path::PathBuf;
@@ -31,8 +31,11 @@ pub struct PairsArgs {
 pub fn pairs(args: &PairsArgs) -> CmdResult {
     let db = open_read_only(&args.file)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    crate::interrupt::catch_interrupt();
     let bar = progress(None, "pairs");
+    let mut found = 0u64;
     let emit = |pair: lshdb::Pair| {
+        found += 1;
         bar.inc(1);
         if args.json {
             json(&json!({"a": pair.a, "b": pair.b, "similarity": pair.similarity}));
@@ -44,7 +47,7 @@ pub fn pairs(args: &PairsArgs) -> CmdResult {
                 pair.b
             ));
         }
-        true
+        !crate::interrupt::interrupted()
     };
     if args.exact {
         db.exact_pairs(threshold, emit)?;
@@ -53,6 +56,11 @@ pub fn pairs(args: &PairsArgs) -> CmdResult {
         db.pairs(threshold, emit)?;
     }
     bar.finish_and_clear();
+    if crate::interrupt::interrupted() {
+        return Err(CliError::Interrupted(format!(
+            "interrupted: stopped after the {found} pair(s) printed above"
+        )));
+    }
     Ok(Outcome::Ok)
 }
 
@@ -76,7 +84,7 @@ pub fn groups(args: &GroupsArgs) -> CmdResult {
     let db = open_read_only(&args.file)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
     note_threshold(&db, threshold);
-    let bar = progress(None, "grouping");
+    let bar = spinner("grouping");
     let groups = db.groups(threshold)?;
     bar.finish_and_clear();
     print_groups(&groups, threshold, args.json);
@@ -123,7 +131,8 @@ pub fn note_threshold(db: &Database, threshold: f64) {
     if threshold < index {
         eprintln!(
             "lshdb: note: threshold {threshold} is below the index threshold {index}; \
-             some pairs will be missed (rebuild with `lshdb rebuild --threshold {threshold}`)"
+             some pairs will be missed (rebuild with `lshdb rebuild {} --threshold {threshold}`)",
+            crate::output::shell_arg(&db.path().to_string_lossy())
         );
     }
 }

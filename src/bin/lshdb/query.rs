@@ -76,7 +76,9 @@ pub fn run(args: &Args) -> CmdResult {
     let (label, query) = if let Some(text) = &args.text {
         (serde_json::Value::Null, db.query(text))
     } else if let Some(path) = &args.query_file {
-        let text = match read_text_file(path)? {
+        let text = match read_text_file(path)
+            .map_err(crate::io_context("cannot read query file", path))?
+        {
             FileText::Text(text) => text,
             FileText::Binary => return fail(format!("{} is not a text file", path.display())),
             FileText::TooLarge(n) => {
@@ -97,7 +99,7 @@ pub fn run(args: &Args) -> CmdResult {
         json(&result_json(&label, &result, args.explain));
     } else {
         for warning in &result.explain.warnings {
-            eprintln!("lshdb: note: {warning}");
+            eprintln!("lshdb: note: {}", cli_warning(warning));
         }
         if result.hits.is_empty() {
             line("no near-duplicates");
@@ -113,8 +115,15 @@ pub fn run(args: &Args) -> CmdResult {
 }
 
 fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
+    crate::interrupt::catch_interrupt();
     let reader = args.fields.open(path)?;
+    let mut answered = 0u64;
     for item in reader {
+        if crate::interrupt::interrupted() {
+            return Err(CliError::Interrupted(format!(
+                "interrupted: stopped after the {answered} result line(s) printed above"
+            )));
+        }
         match item {
             Ok(record) => {
                 let query = match &record.doc {
@@ -125,7 +134,13 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
                     }
                 };
                 match args.configure(query).run() {
-                    Ok(result) => json(&result_json(&json!(record.key), &result, args.explain)),
+                    Ok(result) => {
+                        json(&result_json(&json!(record.key), &result, args.explain));
+                        answered += 1;
+                        crate::interrupt::note_progress(format!(
+                            "{answered} result line(s) printed"
+                        ));
+                    }
                     Err(lshdb::Error::EmptyDocument { .. }) => {
                         eprintln!("lshdb: skipped line {}: empty text", record.line)
                     }
@@ -135,7 +150,9 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
             Err(InputError::Bad { line, reason }) => {
                 eprintln!("lshdb: skipped line {line}: {reason}")
             }
-            Err(InputError::Io(err)) => return Err(err.into()),
+            Err(InputError::Io(err)) => {
+                return fail(format!("reading input {path} failed: {err}"));
+            }
         }
     }
     Ok(Outcome::Ok)
@@ -151,7 +168,13 @@ fn result_json(
         .iter()
         .map(|h| json!({"key": h.key, "similarity": h.similarity}))
         .collect();
-    let mut value = json!({"query": label, "hits": hits, "warnings": result.explain.warnings});
+    let warnings: Vec<String> = result
+        .explain
+        .warnings
+        .iter()
+        .map(|w| cli_warning(w))
+        .collect();
+    let mut value = json!({"query": label, "hits": hits, "warnings": warnings});
     if explain {
         value["explain"] = explain_json(&result.explain);
     }
@@ -174,8 +197,27 @@ fn explain_json(e: &Explain) -> serde_json::Value {
             "lookup": e.lookup_time.as_micros() as u64,
             "verify": e.verify_time.as_micros() as u64,
         },
-        "warnings": e.warnings,
+        "warnings": e.warnings.iter().map(|w| cli_warning(w)).collect::<Vec<_>>(),
     })
+}
+
+/// A planner warning in the CLI's words: the library's advice to "raise
+/// max_bucket" becomes the flag to pass, with a value that reads more.
+fn cli_warning(warning: &str) -> String {
+    const LIBRARY: &str = "raise max_bucket for an exhaustive answer";
+    match warning.strip_suffix(LIBRARY) {
+        Some(head) => {
+            let cut = head
+                .split(" more than ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(1000);
+            let more = cut.saturating_mul(10);
+            format!("{head}for an exhaustive answer run the query again with `--max-bucket {more}`")
+        }
+        None => warning.to_owned(),
+    }
 }
 
 fn print_explain(e: &Explain) {

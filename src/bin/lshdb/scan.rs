@@ -123,7 +123,9 @@ pub fn run(args: &Args) -> CmdResult {
         load(&db, pending.into_iter(), lshdb::DEFAULT_BATCH)?;
     }
     if interrupted() {
-        return fail("interrupted: files indexed so far are committed; run scan again to finish");
+        return Err(CliError::Interrupted(
+            "interrupted: files indexed so far are committed; run scan again to finish".to_owned(),
+        ));
     }
     if !gone.is_empty() {
         let mut batch = db.batch()?;
@@ -178,7 +180,10 @@ pub fn run(args: &Args) -> CmdResult {
 /// Collects regular files under `dir` (keys relative to `root`), sorted,
 /// skipping hidden entries, symbolic links and the database file itself.
 fn walk_dir(root: &Path, dir: &Path, skip: Option<&Path>, walk: &mut Walk) -> Result<(), CliError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.filter_map(|e| e.ok()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(crate::io_context("cannot read folder", dir))?
+        .filter_map(|e| e.ok())
+        .collect();
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         if entry.file_name().to_string_lossy().starts_with('.') {

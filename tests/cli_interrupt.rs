@@ -1,0 +1,184 @@
+//! End-to-end tests of Ctrl-C (SIGINT): a command blocked reading its input
+//! still ends promptly on the first Ctrl-C, with exit code 130 and a line
+//! saying what is committed (which is what the file holds), and a second
+//! Ctrl-C ends it at once.
+#![cfg(all(feature = "cli", unix))]
+
+mod cli_support;
+
+use cli_support::Cli;
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// `n` distinct documents as JSON Lines.
+fn generated(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            let text = format!(
+                "document number {i} talks about topic {} and subtopic {} in its own words {}",
+                i % 97,
+                i % 13,
+                i * 7919
+            );
+            format!(
+                "{}\n",
+                serde_json::json!({"id": format!("doc-{i}"), "text": text})
+            )
+        })
+        .collect()
+}
+
+fn sigint(child: &Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
+/// Waits at most `limit` for the child to exit; kills it and fails when it
+/// does not. Returns (exit code, stdout, stderr, time waited), or None when
+/// the signal killed it (it came before the handler was installed).
+fn wait_at_most(mut child: Child, limit: Duration) -> Option<(i32, String, String, Duration)> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            let waited = start.elapsed();
+            let out = child.wait_with_output().expect("output");
+            if status.signal().is_some() {
+                return None;
+            }
+            return Some((
+                status.code().expect("an exit code"),
+                String::from_utf8(out.stdout).expect("UTF-8"),
+                String::from_utf8(out.stderr).expect("UTF-8"),
+                waited,
+            ));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "still running {limit:?} after Ctrl-C\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The number N in the first `added N document(s)` of `text`.
+fn added_in(text: &str) -> Option<u64> {
+    let at = text.find("added ")?;
+    text[at + 6..].split(' ').next()?.parse().ok()
+}
+
+#[test]
+fn ctrl_c_ends_a_load_waiting_for_input_and_says_what_is_committed() {
+    let input = generated(3000);
+    for pause in [1500, 4000] {
+        let cli = Cli::new();
+        cli.run(&["create", "db.lshdb"]).ok();
+        let mut child = cli
+            .command(&["add", "db.lshdb", "--jsonl", "-", "--batch", "100"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn lshdb");
+        // Standard input stays open: the load ends up waiting for more.
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input.as_bytes()).expect("write");
+        stdin.flush().expect("flush");
+        std::thread::sleep(Duration::from_millis(pause));
+        sigint(&child);
+        let Some((code, stdout, stderr, waited)) = wait_at_most(child, Duration::from_secs(10))
+        else {
+            continue;
+        };
+        drop(stdin);
+        assert_eq!(code, 130, "stdout:\n{stdout}\nstderr:\n{stderr}");
+        assert!(waited < Duration::from_secs(5), "took {waited:?}");
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("lshdb: interrupted") && last.contains("committed"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        // The message's count is what the file holds.
+        let added = added_in(&stdout)
+            .or_else(|| added_in(last))
+            .unwrap_or_else(|| panic!("no count:\n{stdout}\n{stderr}"));
+        assert!(added > 0 && added < 3000, "{added}");
+        let v = cli.run(&["stats", "db.lshdb", "--json"]).ok().json();
+        assert_eq!(v["documents"], added);
+        cli.run(&["check", "db.lshdb"]).ok();
+        return;
+    }
+    panic!("lshdb never installed its Ctrl-C handler");
+}
+
+#[test]
+fn ctrl_c_ends_query_jsonl_waiting_for_input() {
+    let cli = Cli::new();
+    let db = cli.corpus_db("db.lshdb", &[]);
+    let mut child = cli
+        .command(&["query", &db, "--jsonl", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn lshdb");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"{\"id\": \"q1\", \"text\": \"some query text here\"}\n")
+        .expect("write");
+    stdin.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(1500));
+    sigint(&child);
+    let (code, stdout, stderr, _) =
+        wait_at_most(child, Duration::from_secs(10)).expect("exited by itself");
+    drop(stdin);
+    assert_eq!(code, 130, "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stderr.contains("interrupted") && stderr.contains("1 result line(s)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once() {
+    for pause in [500, 2000] {
+        let cli = Cli::new();
+        cli.run(&["create", "db.lshdb"]).ok();
+        let mut child = cli
+            .command(&["add", "db.lshdb", "--jsonl", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn lshdb");
+        let stdin = child.stdin.take().expect("stdin");
+        std::thread::sleep(Duration::from_millis(pause));
+        sigint(&child);
+        std::thread::sleep(Duration::from_millis(100));
+        sigint(&child);
+        // Well within the first Ctrl-C's grace period of 2 s.
+        let Some((code, _, stderr, waited)) = wait_at_most(child, Duration::from_secs(10)) else {
+            continue;
+        };
+        drop(stdin);
+        assert_eq!(code, 130, "{stderr}");
+        assert!(waited < Duration::from_millis(1200), "took {waited:?}");
+        assert_eq!(
+            stderr.trim_end(),
+            "lshdb: interrupted again: stopping now; committed data is safe"
+        );
+        return;
+    }
+    panic!("lshdb never installed its Ctrl-C handler");
+}
