@@ -46,8 +46,8 @@ pub mod store;
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
     AsDocument, Batch, BulkOptions, BulkReport, CheckReport, Database, Document, DocumentBuf,
-    ExportedDocument, OpenOptions, Stats, StoredDocument, Unique, DEFAULT_BATCH,
-    MAX_DOCUMENT_BYTES, MAX_KEY_BYTES,
+    ExportedDocument, OpenOptions, SkippedDocument, Stats, StoredDocument, Unique, DEFAULT_BATCH,
+    DEFAULT_MAX_CHUNK_BYTES, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
 pub use query::{

@@ -12,16 +12,22 @@
 
 mod batch;
 mod bulk;
+mod labels;
 mod maintain;
 mod open;
 pub(crate) mod prepare;
+mod salvage;
 mod writer;
 
 pub use batch::Batch;
-pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH};
+pub use bulk::{
+    AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
+};
+pub use labels::MAX_LABEL_BYTES;
 pub use maintain::{CheckReport, Stats};
 pub use open::OpenOptions;
 pub use prepare::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
+pub use salvage::SkippedDocument;
 
 use crate::config::{Config, Settings};
 use crate::query::{Hit, Query, QueryInput};

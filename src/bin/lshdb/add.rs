@@ -155,7 +155,7 @@ pub fn load<D: AsDocument + Send>(
     batch: usize,
 ) -> Result<String, CliError> {
     let bar = progress(None, "adding");
-    let report = db.insert_bulk(records, &BulkOptions { batch }, |r| {
+    let report = db.insert_bulk(records, &BulkOptions::default().batch(batch), |r| {
         bar.set_position(r.inserted + r.rejected.len() as u64);
         !interrupted()
     })?;
