@@ -30,6 +30,7 @@ fn stored_keys(cli: &Cli, db: &str) -> BTreeSet<String> {
         .ok()
         .json_lines()
         .iter()
+        .skip(1) // the header
         .map(|v| v["id"].as_str().unwrap().to_owned())
         .collect()
 }

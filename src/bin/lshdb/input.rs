@@ -44,6 +44,12 @@ impl<R: BufRead> JsonLines<R> {
         }
     }
 
+    /// Numbers lines as if `n` lines (a header) came before the input.
+    pub fn after_lines(mut self, n: u64) -> Self {
+        self.line = n;
+        self
+    }
+
     fn bad(&self, reason: impl Into<String>) -> InputError {
         InputError::Bad {
             line: self.line,
