@@ -28,6 +28,9 @@ pub struct SkippedDocument {
     pub reason: String,
 }
 
+/// Reads one document's records: (tables, key, id) → document.
+type ReadDocument = dyn Fn(&ReadTables, &str, u64) -> Result<ExportedDocument>;
+
 /// What one slice of the walk read.
 type Found = Vec<std::result::Result<ExportedDocument, SkippedDocument>>;
 
@@ -45,8 +48,19 @@ impl Database {
     /// transaction or has no key table).
     pub fn for_each_salvage(
         &self,
+        f: impl FnMut(ExportedDocument) -> bool,
+        skipped: impl FnMut(SkippedDocument),
+    ) -> Result<()> {
+        self.salvage_walk(f, skipped, &read_document)
+    }
+
+    /// [`Database::for_each_salvage`] with the record reader as a
+    /// parameter, so that tests can make it fail the way damage does.
+    fn salvage_walk(
+        &self,
         mut f: impl FnMut(ExportedDocument) -> bool,
         mut skipped: impl FnMut(SkippedDocument),
+        read: &ReadDocument,
     ) -> Result<()> {
         let mut after: Option<String> = None;
         let mut started = false;
@@ -54,7 +68,7 @@ impl Database {
             let mut found = Found::new();
             let mut current = None;
             let step = crate::guard::guard(|| {
-                salvage_slice(self, after.as_deref(), &mut found, &mut current)
+                salvage_slice(self, after.as_deref(), &mut found, &mut current, read)
             });
             started |= !found.is_empty();
             for item in found {
@@ -111,6 +125,7 @@ fn salvage_slice(
     after: Option<&str>,
     found: &mut Found,
     current: &mut Option<(String, u64)>,
+    read: &ReadDocument,
 ) -> Result<bool> {
     let txn = db.redb().begin_read()?;
     let tables = ReadTables::open(&txn)?;
@@ -125,9 +140,9 @@ fn salvage_slice(
         let (key, id) = entry?;
         let (key, id) = (key.value().to_owned(), id.value());
         *current = Some((key.clone(), id));
-        let read = read_document(&tables, &key, id);
+        let result = read(&tables, &key, id);
         *current = None;
-        match read {
+        match result {
             Ok(doc) => {
                 bytes += doc.text.as_ref().map_or(0, String::len) + doc.shingles.len() * 4;
                 found.push(Ok(doc));
@@ -246,5 +261,49 @@ mod tests {
         )
         .unwrap();
         assert_eq!(seen, 10);
+    }
+
+    #[test]
+    fn salvage_survives_a_storage_engine_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path().join("p.lshdb"), Config::jaccard(0.8)).unwrap();
+        let mut batch = db.batch().unwrap();
+        for i in 0..50 {
+            batch
+                .insert(&format!("k{i:02}"), format!("text number {i}").as_str())
+                .unwrap();
+        }
+        batch.commit().unwrap();
+        // As redb does on some damaged pages: a panic while reading k07
+        // and k31 (each time it is read).
+        let panicky = |tables: &crate::store::tables::ReadTables, key: &str, id: u64| {
+            if key == "k07" || key == "k31" {
+                panic!("damaged page under {key}");
+            }
+            super::read_document(tables, key, id)
+        };
+        let (mut good, mut bad) = (Vec::new(), Vec::new());
+        db.salvage_walk(
+            |doc| {
+                good.push(doc.key);
+                true
+            },
+            |skip| bad.push(skip),
+            &panicky,
+        )
+        .unwrap();
+        assert_eq!(good.len(), 48);
+        assert!(good.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            bad.iter()
+                .map(|s| s.key.as_deref().unwrap())
+                .collect::<Vec<_>>(),
+            ["k07", "k31"]
+        );
+        assert!(
+            bad.iter()
+                .all(|s| s.reason.contains("storage engine failed") && s.id.is_some()),
+            "{bad:?}"
+        );
     }
 }
