@@ -42,6 +42,9 @@ fn export_refuses_to_overwrite_the_database() {
         names.iter().all(|n| !n.starts_with(".tmp")),
         "leftover temporary file: {names:?}"
     );
+    // An output that is not a regular file is written as it is.
+    let out = cli.run(&["export", &db, "--out", "/dev/null"]).ok();
+    assert_eq!(out.stdout, "exported 11 document(s)\n");
 }
 
 #[test]

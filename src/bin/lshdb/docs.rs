@@ -168,14 +168,44 @@ fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
 
 /// An output file being written: a temporary file in the target's folder,
 /// renamed over the target only by [`Output::finish`]. Dropped unfinished,
-/// it is deleted and the target is untouched.
+/// it is deleted and the target is untouched. An existing target that is
+/// not a regular file (`/dev/stdout`, a FIFO) is written directly: there
+/// is nothing there to truncate or to replace.
 struct Output {
-    writer: BufWriter<NamedTempFile>,
+    writer: BufWriter<Sink>,
     target: PathBuf,
+}
+
+enum Sink {
+    Temp(NamedTempFile),
+    Direct(std::fs::File),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Temp(file) => file.write(buf),
+            Sink::Direct(file) => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Temp(file) => file.flush(),
+            Sink::Direct(file) => file.flush(),
+        }
+    }
 }
 
 impl Output {
     fn create(out: &Path) -> Result<Self, CliError> {
+        if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new().write(true).open(out)?;
+            return Ok(Self {
+                writer: BufWriter::new(Sink::Direct(file)),
+                target: out.to_path_buf(),
+            });
+        }
         // Write through a symbolic link, as opening the path would.
         let is_link = std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink());
         let target = match is_link {
@@ -201,14 +231,17 @@ impl Output {
             ))
         })?;
         Ok(Self {
-            writer: BufWriter::new(temp),
+            writer: BufWriter::new(Sink::Temp(temp)),
             target,
         })
     }
 
     /// Flushes, syncs and renames the file into place.
     fn finish(self) -> Result<(), CliError> {
-        let temp = self.writer.into_inner().map_err(|e| e.into_error())?;
+        let temp = match self.writer.into_inner().map_err(|e| e.into_error())? {
+            Sink::Temp(temp) => temp,
+            Sink::Direct(_) => return Ok(()),
+        };
         temp.as_file().sync_all()?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         if let Some(folder) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
