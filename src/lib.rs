@@ -51,7 +51,8 @@ mod store;
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
     AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, Database, DocumentBuf,
-    ExportedDocument, Query, Stats, StoredDocument, Unique, DEFAULT_BATCH,
+    ExportedDocument, Query, SkippedDocument, Stats, StoredDocument, Unique, DEFAULT_BATCH,
+    DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
@@ -63,3 +64,5 @@ pub use query::{
 /// redb's own, re-exported so that a backend is written against the redb
 /// version lshdb uses.
 pub use redb::StorageBackend;
+/// The file format version this build writes and reads (`docs/format.md`).
+pub use store::schema::FORMAT_VERSION;

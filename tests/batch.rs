@@ -128,7 +128,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
     assert_eq!(docs.len(), 35);
     let mut calls = Vec::new();
     let report = db
-        .insert_bulk(docs.clone(), &BulkOptions { batch: 10 }, |r| {
+        .insert_bulk(docs.clone(), &BulkOptions::default().batch(10), |r| {
             calls.push((r.inserted, r.commits));
             false
         })
@@ -151,7 +151,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
     // calls progress once per commit.
     let mut calls = Vec::new();
     let report = db
-        .insert_bulk(docs.clone(), &BulkOptions { batch: 10 }, |r| {
+        .insert_bulk(docs.clone(), &BulkOptions::default().batch(10), |r| {
             calls.push((r.inserted, r.commits));
             true
         })
@@ -188,7 +188,7 @@ fn bulk_rejects_bad_documents_and_stores_the_rest() {
         ("good0".into(), good[5].clone()), // replaces the first
     ];
     let report = db
-        .insert_bulk(docs, &BulkOptions { batch: 3 }, |_| true)
+        .insert_bulk(docs, &BulkOptions::default().batch(3), |_| true)
         .unwrap();
     assert_eq!(report.inserted, 4);
     assert_eq!(report.replaced, 1);
@@ -258,4 +258,43 @@ fn bulk_duplicate_keys_keep_the_last_occurrence() {
     assert_eq!(text("c"), "only version of c");
     let mut db = db;
     assert!(db.check_pages().unwrap().is_clean());
+}
+
+#[test]
+fn bulk_chunks_end_at_the_byte_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("bytes.lshdb"), Config::jaccard(0.8)).unwrap();
+    // 10 documents of about 100 KB each, a 250 KB bound: a chunk ends with
+    // the document that reaches the bound, so three per commit.
+    let docs: Vec<(String, String)> = (0..10)
+        .map(|i| {
+            let text: String = (0..13_000).map(|w| format!("w{i}x{w} ")).collect();
+            (format!("big{i}"), text)
+        })
+        .collect();
+    assert!(docs
+        .iter()
+        .all(|(_, t)| t.len() > 100_000 && t.len() < 125_000));
+    let options = BulkOptions::default().batch(1000).max_chunk_bytes(250_000);
+    let mut sizes = Vec::new();
+    let report = db
+        .insert_bulk(docs.clone(), &options, |r| {
+            sizes.push(r.inserted);
+            true
+        })
+        .unwrap();
+    assert_eq!(sizes, [3, 6, 9, 10]);
+    assert_eq!(report.commits, 4);
+    assert_eq!(db.len().unwrap(), 10);
+    // The document count still bounds a chunk of small documents, and the
+    // defaults load everything in one commit.
+    let report = db
+        .insert_bulk(docs.clone(), &BulkOptions::default().batch(4), |_| true)
+        .unwrap();
+    assert_eq!(report.commits, 3);
+    let report = db
+        .insert_bulk(docs, &BulkOptions::default(), |_| true)
+        .unwrap();
+    assert_eq!(report.commits, 1);
+    assert_eq!(report.replaced, 10);
 }

@@ -261,3 +261,39 @@ fn ctrl_c_stops_after_the_current_commit_and_says_so() {
         cli.run(&["check", "db.lshdb"]).ok();
     }
 }
+
+/// Files whose size the file system does not tell (`/dev/zero` never ends,
+/// `/proc` files claim 0 bytes) are read only up to the document limit.
+#[test]
+fn endless_files_are_read_only_up_to_the_document_limit() {
+    let cli = Cli::new();
+    cli.run(&["create", "db.lshdb", "--store-text"]).ok();
+    let out = cli
+        .run_within(60, &["add", "db.lshdb", "/dev/zero"])
+        .expect(1);
+    assert_eq!(
+        out.stderr,
+        "lshdb: skipped file: /dev/zero: larger than the document limit of 67108864 bytes\n\
+         lshdb: nothing was added: every record was skipped or rejected (see above)\n"
+    );
+    assert!(
+        out.stdout.starts_with("added 0 document(s)"),
+        "{}",
+        out.stdout
+    );
+    let line = cli
+        .run_within(60, &["query", "db.lshdb", "--file", "/dev/zero"])
+        .error_line();
+    assert!(line.contains("too large for a document"), "{line}");
+    // A /proc file claims 0 bytes but has text: it is read.
+    if std::path::Path::new("/proc/self/status").exists() {
+        let out = cli
+            .run_within(60, &["add", "db.lshdb", "/proc/self/status"])
+            .ok();
+        assert!(
+            out.stdout.starts_with("added 1 document(s)"),
+            "{}",
+            out.stdout
+        );
+    }
+}

@@ -281,8 +281,12 @@ fn export_import_round_trip_with_and_without_text() {
     let out = cli.run(&["export", &db, "--out", "backup.jsonl"]).ok();
     assert_eq!(out.stdout, "exported 11 document(s)\n");
     let backup = std::fs::read_to_string(cli.path("backup.jsonl")).unwrap();
+    // A header line with the settings, then the documents.
+    let (header, records) = backup.split_once('\n').unwrap();
+    let header: serde_json::Value = serde_json::from_str(header).unwrap();
+    assert_eq!(header["lshdb_export"], 1, "{header}");
     assert_eq!(
-        backup,
+        records,
         jsonl(&corpus()),
         "{{\"id\", \"text\"}} lines in key order"
     );
@@ -311,7 +315,7 @@ fn export_import_round_trip_with_and_without_text() {
     let plain = cli2.corpus_db("plain.lshdb", &[]);
     cli2.run(&["export", &plain, "--out", "sets.jsonl"]).ok();
     let sets = std::fs::read_to_string(cli2.path("sets.jsonl")).unwrap();
-    let first: serde_json::Value = serde_json::from_str(sets.lines().next().unwrap()).unwrap();
+    let first: serde_json::Value = serde_json::from_str(sets.lines().nth(1).unwrap()).unwrap();
     assert_eq!(first["id"], "f1-a");
     assert!(first.get("text").is_none(), "{first}");
     let shingles = first["shingles"].as_array().unwrap();
@@ -333,7 +337,7 @@ fn export_import_round_trip_with_and_without_text() {
     let out = cli2
         .run_stdin(
             &["import", "copy.lshdb"],
-            "{\"id\": \"x\", \"shingles\": [-1]}\n{\"id\": \"y\", \"shingles\": [1, 2, 3]}\n",
+            "{\"id\": \"x\", \"shingles\": [-1]}\n{\"id\": \"y\", \"text\": \"a good line of text\"}\n",
         )
         .ok();
     assert!(

@@ -30,6 +30,7 @@ fn stored_keys(cli: &Cli, db: &str) -> BTreeSet<String> {
         .ok()
         .json_lines()
         .iter()
+        .skip(1) // the header
         .map(|v| v["id"].as_str().unwrap().to_owned())
         .collect()
 }
@@ -204,4 +205,184 @@ fn scan_threshold_and_refusals() {
     // A file is not a folder.
     let line = cli.run(&["scan", "tree/a.txt"]).error_line();
     assert_eq!(line, "lshdb: tree/a.txt is not a folder");
+}
+
+/// The number of documents stored in a database.
+fn documents(cli: &Cli, db: &str) -> u64 {
+    let v = cli.run(&["stats", db, "--json"]).ok().json();
+    v["documents"].as_u64().unwrap()
+}
+
+#[test]
+fn scan_refuses_a_database_it_did_not_build() {
+    let cli = Cli::new();
+    tree(&cli);
+    // A database loaded with `add`, not by scan.
+    let db = cli.corpus_db("added.lshdb", &["--store-text"]);
+    let line = cli.run(&["scan", "tree", "--db", &db]).error_line();
+    assert!(line.contains("was not built by `lshdb scan`"), "{line}");
+    assert!(line.contains("--adopt"), "{line}");
+    assert_eq!(documents(&cli, &db), 11, "nothing removed");
+    assert_eq!(stored_keys(&cli, &db).len(), 11);
+
+    // A database scan built from another folder.
+    cli.write("other/x.txt", text_of("solo-3"));
+    cli.run(&["scan", "tree", "--db", "t.lshdb"]).ok();
+    let line = cli.run(&["scan", "other", "--db", "t.lshdb"]).error_line();
+    let tree = std::fs::canonicalize(cli.path("tree")).unwrap();
+    let other = std::fs::canonicalize(cli.path("other")).unwrap();
+    assert!(
+        line.contains(&format!("built by a scan of {}", tree.display())),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("not of {}", other.display())),
+        "{line}"
+    );
+    assert_eq!(documents(&cli, "t.lshdb"), 5, "nothing removed");
+    // The same folder by another path is the same root.
+    let v = cli
+        .run(&["scan", "./tree/sub/..", "--db", "t.lshdb", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["unchanged"], 5, "{v}");
+}
+
+#[test]
+fn adopt_claims_a_database_of_an_older_scan() {
+    let cli = Cli::new();
+    tree(&cli);
+    cli.run(&["scan", "tree"]).ok();
+    // As an older lshdb left it: no record of the folder.
+    {
+        let file = redb::Database::open(cli.path("tree/.lshdb")).unwrap();
+        let txn = file.begin_write().unwrap();
+        let labels: redb::TableDefinition<&str, &str> = redb::TableDefinition::new("labels");
+        assert!(
+            txn.delete_table(labels).unwrap(),
+            "scan made the labels table"
+        );
+        txn.commit().unwrap();
+    }
+    let line = cli.run(&["scan", "tree"]).error_line();
+    assert!(line.contains("was not built by `lshdb scan`"), "{line}");
+    cli.write("tree/new.txt", text_of("f3-a"));
+    let v = cli.run(&["scan", "tree", "--adopt", "--json"]).ok().json();
+    assert_eq!(
+        (v["added"].as_u64(), v["unchanged"].as_u64()),
+        (Some(1), Some(5))
+    );
+    // Recorded: the next scan needs no flag.
+    let v = cli.run(&["scan", "tree", "--json"]).ok().json();
+    assert_eq!(v["unchanged"], 6, "{v}");
+
+    // --adopt still stops a scan that would remove most documents.
+    let cli = Cli::new();
+    let db = cli.corpus_db("added.lshdb", &["--store-text"]);
+    cli.write("tree/only.txt", text_of("solo-1"));
+    let line = cli
+        .run(&["scan", "tree", "--db", &db, "--adopt"])
+        .error_line();
+    assert!(line.contains("would remove 11 of the 11 stored"), "{line}");
+    assert_eq!(documents(&cli, &db), 11);
+}
+
+#[test]
+fn scan_stops_before_removing_most_documents() {
+    let cli = Cli::new();
+    tree(&cli);
+    cli.run(&["scan", "tree"]).ok();
+    // The folder looks empty (unmounted, emptied, ...): nothing is removed.
+    for name in ["a.txt", "d.txt", "e.txt", "sub/b.txt", "sub/deeper/c.md"] {
+        std::fs::rename(
+            cli.path(&format!("tree/{name}")),
+            cli.path(&format!("away-{}", name.replace('/', "-"))),
+        )
+        .unwrap();
+    }
+    let line = cli.run(&["scan", "tree"]).error_line();
+    assert!(
+        line.contains("would remove 5 of the 5 stored document(s)"),
+        "{line}"
+    );
+    assert!(line.contains("--allow-removals"), "{line}");
+    assert_eq!(documents(&cli, "tree/.lshdb"), 5);
+
+    // Three of five gone is more than half; two would not be.
+    std::fs::rename(cli.path("away-a.txt"), cli.path("tree/a.txt")).unwrap();
+    std::fs::rename(cli.path("away-d.txt"), cli.path("tree/d.txt")).unwrap();
+    let line = cli.run(&["scan", "tree"]).error_line();
+    assert!(line.contains("would remove 3 of the 5"), "{line}");
+    assert_eq!(documents(&cli, "tree/.lshdb"), 5);
+    // Files that became binary count too (found only once they are read).
+    std::fs::rename(cli.path("away-e.txt"), cli.path("tree/e.txt")).unwrap();
+    cli.write("tree/d.txt", b"now\0binary");
+    let line = cli.run(&["scan", "tree"]).error_line();
+    assert!(line.contains("would remove 3 of the 5"), "{line}");
+    assert_eq!(documents(&cli, "tree/.lshdb"), 5);
+    // Asked for explicitly, they go.
+    let v = cli
+        .run(&["scan", "tree", "--allow-removals", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["removed"], 3, "{v}");
+    assert_eq!(stored_keys(&cli, "tree/.lshdb"), keys(&["a.txt", "e.txt"]));
+    // Removing one of two is not more than half.
+    std::fs::remove_file(cli.path("tree/e.txt")).unwrap();
+    let v = cli.run(&["scan", "tree", "--json"]).ok().json();
+    assert_eq!(v["removed"], 1, "{v}");
+}
+
+#[test]
+fn scan_skips_fifos_instead_of_waiting_on_them() {
+    let cli = Cli::new();
+    tree(&cli);
+    let status = std::process::Command::new("mkfifo")
+        .arg(cli.path("tree/pipe.txt"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = cli.run_within(60, &["scan", "tree", "--json"]).ok();
+    let v = out.json();
+    assert_eq!(v["files"], 8, "the FIFO is not a file: {v}");
+    assert_eq!(v["added"], 5);
+    assert!(!stored_keys(&cli, "tree/.lshdb").contains("pipe.txt"));
+}
+
+#[test]
+fn file_names_that_are_not_utf8_keep_distinct_keys() {
+    use std::os::unix::ffi::OsStrExt;
+    let cli = Cli::new();
+    let name = |bytes: &[u8]| {
+        let mut path = cli.path("tree").into_os_string();
+        path.push("/");
+        path.push(std::ffi::OsStr::from_bytes(bytes));
+        std::path::PathBuf::from(path)
+    };
+    std::fs::create_dir_all(cli.path("tree")).unwrap();
+    std::fs::write(name(b"caf\xe9.txt"), text_of("solo-1")).unwrap();
+    std::fs::write(name(b"caf\xe8.txt"), text_of("solo-2")).unwrap();
+    std::fs::write(name("café.txt".as_bytes()), text_of("solo-3")).unwrap();
+    std::fs::write(name(b"back\\slash.txt"), text_of("f1-a")).unwrap();
+    std::fs::write(name(b"back\\xe9.txt"), text_of("f2-a")).unwrap();
+    let v = cli.run(&["scan", "tree", "--json"]).ok().json();
+    assert_eq!(v["added"], 5, "{v}");
+    assert_eq!(
+        stored_keys(&cli, "tree/.lshdb"),
+        keys(&[
+            "back\\\\slash.txt",
+            "back\\\\xe9.txt",
+            "caf\\xe8.txt",
+            "caf\\xe9.txt",
+            "café.txt",
+        ])
+    );
+    let v = cli
+        .run(&["get", "tree/.lshdb", "caf\\xe9.txt", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["text"], text_of("solo-1").as_str());
+    // Stable: a second scan changes nothing.
+    let v = cli.run(&["scan", "tree", "--json"]).ok().json();
+    assert_eq!(v["unchanged"], 5, "{v}");
 }

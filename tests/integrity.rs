@@ -252,7 +252,7 @@ fn compaction_shrinks_the_file_after_mass_deletion() {
             .iter()
             .enumerate()
             .map(|(i, t)| (format!("doc{i}"), t.as_str())),
-        &lshdb::BulkOptions { batch: 100 },
+        &lshdb::BulkOptions::default().batch(100),
         |_| true,
     )
     .unwrap();

@@ -61,18 +61,59 @@ impl AsDocument for DocumentBuf {
 /// depends on the batch, not on the number of documents loaded.
 pub const DEFAULT_BATCH: usize = 32_768;
 
+/// Text bytes per bulk-load transaction unless told otherwise.
+///
+/// A chunk's documents are held in memory twice over while it is written
+/// (the chunk being written and the next one being prepared), so this
+/// bounds a load's memory when documents are large, as [`DEFAULT_BATCH`]
+/// does when they are small.
+pub const DEFAULT_MAX_CHUNK_BYTES: usize = 64 << 20;
+
 /// How a bulk load runs.
+///
+/// ```
+/// let options = lshdb::BulkOptions::default().batch(1024).max_chunk_bytes(8 << 20);
+/// assert_eq!((options.batch, options.max_chunk_bytes), (1024, 8 << 20));
+/// ```
 #[derive(Debug, Clone)]
 pub struct BulkOptions {
     /// Documents per transaction (one fsync each). Default [`DEFAULT_BATCH`].
     pub batch: usize,
+    /// A transaction also ends once its documents reach this many bytes (of
+    /// text, of items, or 4 per pre-hashed shingle), the document that
+    /// reaches the bound included. Default [`DEFAULT_MAX_CHUNK_BYTES`].
+    pub max_chunk_bytes: usize,
 }
 
 impl Default for BulkOptions {
     fn default() -> Self {
         Self {
             batch: DEFAULT_BATCH,
+            max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
         }
+    }
+}
+
+impl BulkOptions {
+    /// Sets [`BulkOptions::batch`].
+    pub fn batch(mut self, batch: usize) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// Sets [`BulkOptions::max_chunk_bytes`].
+    pub fn max_chunk_bytes(mut self, bytes: usize) -> Self {
+        self.max_chunk_bytes = bytes;
+        self
+    }
+}
+
+/// The bytes a document counts for [`BulkOptions::max_chunk_bytes`].
+fn document_bytes(doc: &Document<'_>) -> usize {
+    match doc {
+        Document::Text(text) => text.len(),
+        Document::Items(items) => items.iter().map(|i| i.len()).sum(),
+        Document::Shingles(hashes) => hashes.len() * 4,
     }
 }
 
@@ -94,7 +135,9 @@ pub struct BulkReport {
 
 impl Database {
     /// Inserts (or replaces) many documents, committing every
-    /// [`BulkOptions::batch`] documents. Documents that cannot be indexed
+    /// [`BulkOptions::batch`] documents, or sooner when a chunk's documents
+    /// reach [`BulkOptions::max_chunk_bytes`]. The input is read lazily,
+    /// one chunk ahead. Documents that cannot be indexed
     /// (empty, too large, bad key) are reported in
     /// [`BulkReport::rejected`] and skipped.
     ///
@@ -118,9 +161,21 @@ impl Database {
     {
         self.check_poisoned()?;
         let chunk_size = options.batch.max(1);
+        let max_bytes = options.max_chunk_bytes.max(1);
         let mut report = BulkReport::default();
         let mut input = docs.into_iter();
-        let mut next_chunk = || -> Vec<(K, T)> { input.by_ref().take(chunk_size).collect() };
+        let mut next_chunk = || -> Vec<(K, T)> {
+            let mut chunk = Vec::new();
+            let mut bytes = 0usize;
+            while chunk.len() < chunk_size && bytes < max_bytes {
+                let Some((key, doc)) = input.next() else {
+                    break;
+                };
+                bytes = bytes.saturating_add(document_bytes(&doc.as_document()));
+                chunk.push((key, doc));
+            }
+            chunk
+        };
         let mut prepared = self.prepare_chunk(next_chunk());
         while !prepared.is_empty() {
             let upcoming = next_chunk();

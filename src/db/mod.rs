@@ -12,17 +12,23 @@
 
 mod batch;
 mod bulk;
+mod labels;
 mod maintain;
 mod open;
 mod pairs;
 mod query;
+mod salvage;
 mod writer;
 
 pub use batch::Batch;
-pub use bulk::{AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH};
+pub use bulk::{
+    AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
+};
+pub use labels::MAX_LABEL_BYTES;
 pub use maintain::{CheckReport, Stats};
 pub use open::Builder;
 pub use query::Query;
+pub use salvage::SkippedDocument;
 
 use crate::config::{Config, Settings};
 use crate::pipeline::{Document, Pipeline};

@@ -46,3 +46,10 @@ pub mod meta_keys {
     /// The next document id to hand out.
     pub const NEXT_ID: &str = "next_id";
 }
+
+/// Application labels: name → value, both UTF-8 (for example `scan.root`,
+/// the folder `lshdb scan` indexes). Added after format 1 was fixed, without
+/// a version bump: the table is created by the first
+/// [`crate::Database::set_label`], and a file without it has no labels.
+/// Readers that do not know the table ignore it.
+pub const LABELS: TableDefinition<&str, &str> = TableDefinition::new("labels");

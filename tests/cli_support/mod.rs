@@ -267,3 +267,27 @@ pub fn raw_numbers(json_text: &str, field: &str) -> Vec<f64> {
         })
         .collect()
 }
+
+impl Cli {
+    /// Runs `lshdb ARGS` like [`Cli::run`], but kills it and fails the test
+    /// when it has not ended after `seconds` (a command that would read
+    /// forever or wait on a FIFO). Its output must fit in the pipes.
+    pub fn run_within(&self, seconds: u64, args: &[&str]) -> Run {
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn lshdb");
+        let start = std::time::Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if start.elapsed().as_secs() >= seconds {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("lshdb {args:?} did not end within {seconds} s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Run::from_output(args, child.wait_with_output().expect("wait"))
+    }
+}

@@ -173,7 +173,7 @@ fn load(
     });
     let rss_before = rss_mb();
     let start = Instant::now();
-    let report = db.insert_bulk(input, &BulkOptions { batch }, |_| true)?;
+    let report = db.insert_bulk(input, &BulkOptions::default().batch(batch), |_| true)?;
     let secs = start.elapsed().as_secs_f64();
     let rss_after = rss_mb();
     let settings = db.settings().clone();

@@ -1,7 +1,7 @@
 //! `lshdb add`: load files or JSON Lines into a database, in bulk, with
 //! bad records reported by line and Ctrl-C stopping after a clean commit.
 
-use crate::args::{open, parse_threshold, JsonFields};
+use crate::args::{open_waiting, parse_threshold, JsonFields, Wait};
 use crate::input::{read_text_file, Counting, FileText, InputError, Record};
 use crate::output::{line, progress, progress_bytes, short, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
@@ -37,6 +37,8 @@ pub struct Args {
     /// Abort at the first bad record instead of skipping it.
     #[arg(long)]
     strict: bool,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 // Kept here as paths too (`crate::add::{catch_interrupt, interrupted}`),
@@ -174,14 +176,17 @@ fn file_records(paths: &[PathBuf]) -> impl Iterator<Item = Result<Record, InputE
                 doc: DocumentBuf::Text(text),
             }),
             Ok(FileText::Binary) => Err(bad(format!("{key}: binary file"))),
-            Ok(FileText::TooLarge(n)) => Err(bad(format!("{key}: {n} bytes is too large"))),
+            Ok(FileText::TooLarge) => Err(bad(format!(
+                "{key}: larger than the document limit of {} bytes",
+                lshdb::MAX_DOCUMENT_BYTES
+            ))),
             Err(e) => Err(bad(format!("{key}: {e}"))),
         }
     })
 }
 
 pub fn run(args: &Args) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
     let mut skips = Skips::default();
     // The bar moves per document read: over the bytes of a JSON Lines file,
@@ -193,7 +198,8 @@ pub fn run(args: &Args) -> CmdResult {
                 let bar = progress(None, "adding");
                 let counter = bar.clone();
                 let reader = args.fields.open("-")?;
-                (Box::new(reader.inspect(move |_| counter.inc(1))), bar)
+                let records = reader.inspect(move |_| counter.inc(1));
+                (Box::new(crate::interrupt::interruptible(records)), bar)
             }
             Some(path) => {
                 skips.input = path.to_owned();
@@ -208,7 +214,7 @@ pub fn run(args: &Args) -> CmdResult {
                     .fields
                     .reader(reader)
                     .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
-                (Box::new(records), bar)
+                (Box::new(crate::interrupt::interruptible(records)), bar)
             }
             None => {
                 let bar = progress(Some(args.paths.len() as u64), "adding");
@@ -366,7 +372,7 @@ fn load_with<D: AsDocument + Send>(
 ) -> Result<Summary, CliError> {
     let mut committed = Committed::default();
     let mut rejections = Limited::default();
-    let result = db.insert_bulk(records, &BulkOptions { batch }, |r| {
+    let result = db.insert_bulk(records, &BulkOptions::default().batch(batch), |r| {
         for (key, err) in &r.rejected[committed.rejected as usize..] {
             reject(&mut rejections, key, err);
         }

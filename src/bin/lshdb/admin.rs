@@ -52,6 +52,7 @@ pub fn create(args: &CreateArgs) -> CmdResult {
         config = config.simhash(3);
     }
     let db = Database::create(&args.file, config)?;
+    crate::interrupt::writing();
     let s = db.settings();
     line(format_args!(
         "created {}: {}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}",

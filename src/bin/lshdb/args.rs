@@ -44,12 +44,6 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Opens an existing database for writing, with a clear message when the
-/// file is missing.
-pub fn open(path: &Path) -> Result<Database, CliError> {
-    open_with(path, Database::builder())
-}
-
 /// Opens an existing database for writing; while another process writes
 /// it, waits up to `wait` (the `--wait SECONDS` of write commands).
 pub fn open_waiting(path: &Path, wait: &Wait) -> Result<Database, CliError> {
@@ -76,7 +70,11 @@ fn open_with(path: &Path, builder: lshdb::Builder) -> Result<Database, CliError>
         ));
     }
     let _ = OPENED.set(path.to_owned());
-    Ok(builder.open(path)?)
+    let db = builder.open(path)?;
+    if !db.is_read_only() {
+        crate::interrupt::writing();
+    }
+    Ok(db)
 }
 
 /// `--wait SECONDS` of the commands that write.
@@ -114,7 +112,10 @@ pub struct JsonFields {
 
 impl JsonFields {
     /// A reader of `path` (`-`: standard input) with these fields.
-    pub fn open(&self, path: &str) -> Result<JsonLines<Box<dyn std::io::BufRead>>, CliError> {
+    pub fn open(
+        &self,
+        path: &str,
+    ) -> Result<JsonLines<Box<dyn std::io::BufRead + Send>>, CliError> {
         Ok(self.reader(
             open_input(path).map_err(crate::io_context("cannot open input", Path::new(path)))?,
         ))

@@ -1,15 +1,19 @@
 //! Single documents and whole-database transfer: `get`, `remove`, `export`,
 //! `import`.
 
-use crate::add::{catch_interrupt, good_records, load, report, Skips};
-use crate::args::{open, open_read_only, open_waiting, Wait};
+use crate::add::{catch_interrupt, good_records, interrupted, load, report, Skips};
+use crate::args::{open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
 use crate::output::{json, line};
-use crate::{fail, CmdResult, Outcome};
+use crate::{fail, CliError, CmdResult, Outcome};
+use lshdb::shingle::{ShingleKind, Whitespace};
+use lshdb::{DocumentBuf, Settings};
 use serde_json::json;
 use std::cell::RefCell;
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{BufRead, BufWriter, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
 
 /// Show a stored document.
 #[derive(clap::Args)]
@@ -85,61 +89,261 @@ pub fn remove(args: &RemoveArgs) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-/// Write every document as JSON Lines: {"id", "text"} when text is stored,
-/// else {"id", "shingles"} (the hashed set, which `import` accepts).
+/// Write every document as JSON Lines: a header line with the settings,
+/// then {"id", "text"} when text is stored, else {"id", "shingles"} (the
+/// hashed set, which `import` accepts into a database with the same
+/// shingling).
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb export pages.lshdb --out backup.jsonl")]
+#[command(
+    after_help = "Examples:\n  lshdb export pages.lshdb --out backup.jsonl\n  \
+                        lshdb export damaged.lshdb --salvage --out rescued.jsonl"
+)]
 pub struct ExportArgs {
     /// The database file.
     file: PathBuf,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output). Written to a temporary file
+    /// in the same folder and renamed into place once complete; never the
+    /// database file itself.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Keep going past damaged records: write every readable document and
+    /// report the others; exit code 3 when any was skipped.
+    #[arg(long)]
+    salvage: bool,
+}
+
+/// The export format version, the header's `lshdb_export` value.
+const EXPORT_VERSION: u64 = 1;
+
+/// The name of the shingle hash function, as export headers give it.
+const SHINGLE_HASH: &str = "murmur3_x86_32";
+
+/// The settings that decide which hashes a text turns into, as an export
+/// header records them: two databases that agree on all of them store the
+/// same shingle set for the same text.
+fn shingle_settings(settings: &Settings) -> serde_json::Value {
+    let shingle = &settings.shingle;
+    let kind = match shingle.kind {
+        ShingleKind::Chars(k) => format!("char:{k}"),
+        ShingleKind::Words(k) => format!("word:{k}"),
+        ShingleKind::StopWords(k) => format!("stopword:{k}"),
+    };
+    let whitespace = match shingle.whitespace {
+        Whitespace::Collapse => "collapse",
+        Whitespace::Remove => "remove",
+    };
+    json!({
+        "shingle": kind,
+        "whitespace": whitespace,
+        "seed": shingle.seed,
+        "stop_words": shingle.stop_words,
+        "hash": SHINGLE_HASH,
+    })
+}
+
+/// The first line of every export.
+fn export_header(settings: &Settings) -> serde_json::Value {
+    json!({
+        "lshdb_export": EXPORT_VERSION,
+        "format": lshdb::FORMAT_VERSION,
+        "settings": shingle_settings(settings),
+    })
+}
+
+/// Refuses an output path that is the database file itself, under any
+/// name: the same path, a symbolic link to it or a hard link (same device
+/// and inode).
+fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(db_meta), Ok(out_meta)) = (std::fs::metadata(db), std::fs::metadata(out)) else {
+        return Ok(());
+    };
+    if db_meta.dev() == out_meta.dev() && db_meta.ino() == out_meta.ino() {
+        return fail(format!(
+            "{} is the database file itself ({}); export to another file",
+            out.display(),
+            db.display()
+        ));
+    }
+    Ok(())
+}
+
+/// An output file being written: a temporary file in the target's folder,
+/// renamed over the target only by [`Output::finish`]. Dropped unfinished,
+/// it is deleted and the target is untouched. An existing target that is
+/// not a regular file (`/dev/stdout`, a FIFO) is written directly: there
+/// is nothing there to truncate or to replace.
+struct Output {
+    writer: BufWriter<Sink>,
+    target: PathBuf,
+}
+
+enum Sink {
+    Temp(NamedTempFile),
+    Direct(std::fs::File),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Temp(file) => file.write(buf),
+            Sink::Direct(file) => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Temp(file) => file.flush(),
+            Sink::Direct(file) => file.flush(),
+        }
+    }
+}
+
+impl Output {
+    fn create(out: &Path) -> Result<Self, CliError> {
+        if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new().write(true).open(out)?;
+            return Ok(Self {
+                writer: BufWriter::new(Sink::Direct(file)),
+                target: out.to_path_buf(),
+            });
+        }
+        // Write through a symbolic link, as opening the path would.
+        let is_link = std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink());
+        let target = match is_link {
+            true => std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf()),
+            false => out.to_path_buf(),
+        };
+        let folder = match target.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        // As `File::create` would: 0666 less the umask, or the mode of the
+        // file it replaces.
+        let permissions = match std::fs::metadata(&target) {
+            Ok(meta) => meta.permissions(),
+            Err(_) => std::fs::Permissions::from_mode(0o666),
+        };
+        builder.permissions(permissions);
+        let temp = builder.tempfile_in(folder).map_err(|e| {
+            CliError::Message(format!(
+                "cannot create a temporary file in {}: {e}",
+                folder.display()
+            ))
+        })?;
+        Ok(Self {
+            writer: BufWriter::new(Sink::Temp(temp)),
+            target,
+        })
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    fn finish(self) -> Result<(), CliError> {
+        let temp = match self.writer.into_inner().map_err(|e| e.into_error())? {
+            Sink::Temp(temp) => temp,
+            Sink::Direct(_) => return Ok(()),
+        };
+        temp.as_file().sync_all()?;
+        temp.persist(&self.target).map_err(|e| e.error)?;
+        if let Some(folder) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            // Make the rename durable; not every file system can sync a folder.
+            if let Ok(dir) = std::fs::File::open(folder) {
+                let _ = dir.sync_all();
+            }
+        }
+        Ok(())
+    }
 }
 
 pub fn export(args: &ExportArgs) -> CmdResult {
+    // Before opening: even a clean open and close rewrites the file's header.
+    if let Some(path) = &args.out {
+        refuse_database_as_output(&args.file, path)?;
+    }
     let db = open_read_only(&args.file)?;
-    let mut out: Box<dyn Write> = match &args.out {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(crate::io_context("cannot create", path))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    let mut file = None;
+    let mut stdout = None;
+    let out: &mut dyn Write = match &args.out {
+        Some(path) => {
+            catch_interrupt();
+            &mut file.insert(Output::create(path)?).writer
+        }
+        None => stdout.insert(BufWriter::new(std::io::stdout().lock())),
     };
-    let mut failure = None;
+    let mut failure = writeln!(out, "{}", export_header(db.settings())).err();
     let mut count = 0u64;
-    db.for_each(|doc| {
-        let value = match doc.text {
-            Some(text) => json!({"id": doc.key, "text": text}),
-            None => json!({"id": doc.key, "shingles": doc.shingles}),
+    let mut skipped = Vec::new();
+    if failure.is_none() {
+        let mut write = |doc: lshdb::ExportedDocument| {
+            if interrupted() {
+                return false;
+            }
+            let value = match doc.text {
+                Some(text) => json!({"id": doc.key, "text": text}),
+                None => json!({"id": doc.key, "shingles": doc.shingles}),
+            };
+            match writeln!(out, "{value}") {
+                Ok(()) => {
+                    count += 1;
+                    true
+                }
+                Err(err) => {
+                    failure = Some(err);
+                    false
+                }
+            }
         };
-        match writeln!(out, "{value}") {
-            Ok(()) => {
-                count += 1;
-                true
-            }
-            Err(err) => {
-                failure = Some(err);
-                false
-            }
+        if args.salvage {
+            db.for_each_salvage(&mut write, |skip| skipped.push(skip))?;
+        } else {
+            db.for_each(&mut write)?;
         }
-    })?;
-    if let Some(err) = failure {
-        if err.kind() == std::io::ErrorKind::BrokenPipe {
+    }
+    let written = match failure {
+        Some(err) => Err(err),
+        // The last buffered lines can meet a closed pipe too.
+        None => out.flush(),
+    };
+    if let Err(err) = written {
+        if err.kind() == std::io::ErrorKind::BrokenPipe && args.out.is_none() {
             return Ok(Outcome::Ok);
         }
         return Err(err.into());
     }
-    if let Err(err) = out.flush() {
-        // The last buffered lines can meet the closed pipe too.
-        if err.kind() == std::io::ErrorKind::BrokenPipe {
-            return Ok(Outcome::Ok);
+    for skip in &skipped {
+        match (&skip.key, skip.id) {
+            (Some(key), Some(id)) => {
+                eprintln!("lshdb: skipped `{key}` (document {id}): {}", skip.reason)
+            }
+            (Some(key), None) => eprintln!("lshdb: skipped `{key}`: {}", skip.reason),
+            (None, _) => eprintln!("lshdb: stopped early: {}", skip.reason),
         }
-        return Err(err.into());
     }
-    if args.out.is_some() {
-        line(format_args!("exported {count} document(s)"));
+    if let Some(output) = file {
+        if interrupted() {
+            let target = output.target.display().to_string();
+            drop(output);
+            return fail(format!("interrupted: {target} was not written"));
+        }
+        output.finish()?;
+        match args.salvage {
+            true => line(format_args!(
+                "exported {count} document(s); {} skipped as unreadable",
+                skipped.len()
+            )),
+            false => line(format_args!("exported {count} document(s)")),
+        }
     }
-    Ok(Outcome::Ok)
+    if skipped.is_empty() {
+        return Ok(Outcome::Ok);
+    }
+    eprintln!(
+        "lshdb: {} document(s) could not be read and are not in the export; \
+         run `lshdb check` for the damage",
+        skipped.len()
+    );
+    Ok(Outcome::Damaged)
 }
 
 /// Load JSON Lines written by `export` (or any {"id", "text"} lines).
@@ -156,21 +360,120 @@ pub struct ImportArgs {
     /// Documents per commit.
     #[arg(long, default_value_t = lshdb::DEFAULT_BATCH)]
     batch: usize,
+    /// Accept shingle sets from input without an export header, unchecked:
+    /// they must have been made with this database's shingling.
+    #[arg(long)]
+    unchecked_shingles: bool,
+    #[command(flatten)]
+    wait: Wait,
+}
+
+/// Longest first line read as a possible export header.
+const MAX_HEADER: u64 = 1 << 20;
+
+/// Reads the first line of `input` and, when it is an export header,
+/// returns it with the rest of the input; otherwise the whole input.
+fn split_header(
+    mut input: Box<dyn BufRead + Send>,
+) -> Result<(Option<serde_json::Value>, Box<dyn BufRead + Send>), CliError> {
+    let mut first = Vec::new();
+    (&mut input)
+        .take(MAX_HEADER)
+        .read_until(b'\n', &mut first)?;
+    let header = serde_json::from_slice::<serde_json::Value>(&first)
+        .ok()
+        .filter(|v| v.get("lshdb_export").is_some());
+    match header {
+        Some(header) => Ok((Some(header), input)),
+        None => Ok((None, Box::new(std::io::Cursor::new(first).chain(input)))),
+    }
+}
+
+/// Why shingle-set lines cannot go into this database, if they cannot.
+fn shingle_refusal(
+    header: Option<&serde_json::Value>,
+    settings: &Settings,
+    unchecked: bool,
+) -> Result<Option<String>, CliError> {
+    let stored = shingle_settings(settings);
+    let Some(header) = header else {
+        return Ok((!unchecked).then(|| {
+            "a shingle set without an export header, whose shingling cannot be checked; \
+             import the texts, or pass --unchecked-shingles if the sets were made with this \
+             database's settings"
+                .to_owned()
+        }));
+    };
+    if header["lshdb_export"].as_u64() != Some(EXPORT_VERSION) {
+        return fail(format!(
+            "the export header says export version {}, which this lshdb does not read \
+             (it reads {EXPORT_VERSION}); upgrade lshdb",
+            header["lshdb_export"]
+        ));
+    }
+    let file = &header["settings"];
+    if !file.is_object() {
+        return fail("the export header has no settings");
+    }
+    let differences: Vec<String> = ["shingle", "whitespace", "seed", "stop_words", "hash"]
+        .iter()
+        .filter(|name| file[**name] != stored[**name])
+        .map(|name| {
+            let show = |v: &serde_json::Value| match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "default".to_owned(),
+                other => other.to_string(),
+            };
+            format!(
+                "{name}: stored {}, file {}",
+                show(&stored[*name]),
+                show(&file[*name])
+            )
+        })
+        .collect();
+    if differences.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "a shingle set made with other settings than this database's ({}); import the \
+         texts, or into a database created with the file's settings",
+        differences.join("; ")
+    )))
 }
 
 pub fn import(args: &ImportArgs) -> CmdResult {
-    let db = open(&args.file)?;
+    let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
     let path = args.input.as_deref().unwrap_or("-");
-    let skips = RefCell::new(Skips {
-        input: path.to_owned(),
-        ..Skips::default()
-    });
     let input = open_input(path).map_err(crate::io_context(
         "cannot open input",
         std::path::Path::new(path),
     ))?;
-    let reader = JsonLines::new(input, "id", "text");
-    let summary = load(&db, good_records(reader, &skips, false), args.batch)?;
-    report(&summary, skips.into_inner())
+    let (header, input) = split_header(input)?;
+    let refusal = shingle_refusal(header.as_ref(), db.settings(), args.unchecked_shingles)?;
+    let mut reader = JsonLines::new(input, "id", "text");
+    if header.is_some() {
+        reader = reader.after_lines(1);
+    }
+    // A refused shingle set ends the input there, as a fatal record.
+    let fatal = RefCell::new(None);
+    let checked = crate::interrupt::interruptible(reader).map_while(|item| {
+        if let (Ok(record), Some(why)) = (&item, &refusal) {
+            if matches!(record.doc, DocumentBuf::Shingles(_)) {
+                *fatal.borrow_mut() = Some(format!("line {}: {why}", record.line));
+                return None;
+            }
+        }
+        Some(item)
+    });
+    let skips = RefCell::new(Skips {
+        input: path.to_owned(),
+        ..Skips::default()
+    });
+    let summary = load(&db, good_records(checked, &skips, false), args.batch)?;
+    let mut skips = skips.into_inner();
+    if let Some(fatal) = fatal.into_inner() {
+        skips.fatal = Some(fatal);
+    }
+    report(&summary, skips)
 }

@@ -3,6 +3,8 @@
 
 use lshdb::{DocumentBuf, MAX_DOCUMENT_BYTES};
 use std::io::{BufRead, Read};
+#[cfg(test)]
+use std::path::Path;
 
 /// Longest accepted input line: a maximal document plus room for the key
 /// and JSON escaping.
@@ -42,6 +44,12 @@ impl<R: BufRead> JsonLines<R> {
             line: 0,
             buf: Vec::new(),
         }
+    }
+
+    /// Numbers lines as if `n` lines (a header) came before the input.
+    pub fn after_lines(mut self, n: u64) -> Self {
+        self.line = n;
+        self
     }
 
     fn bad(&self, reason: impl Into<String>) -> InputError {
@@ -151,7 +159,7 @@ impl<R: BufRead> Iterator for JsonLines<R> {
 }
 
 /// Opens a path for reading, `-` meaning standard input.
-pub fn open_input(path: &str) -> std::io::Result<Box<dyn BufRead>> {
+pub fn open_input(path: &str) -> std::io::Result<Box<dyn BufRead + Send>> {
     if path == "-" {
         Ok(Box::new(std::io::BufReader::new(std::io::stdin())))
     } else {
@@ -167,17 +175,52 @@ pub enum FileText {
     Text(String),
     /// A NUL byte or invalid UTF-8: not a text file.
     Binary,
-    /// Larger than a document may be.
-    TooLarge(u64),
+    /// Larger than a document may be: its size, or (for a file whose size
+    /// the file system does not tell) at least this many bytes.
+    TooLarge,
 }
 
-/// Reads a file as text, telling binary and over-large files apart.
+/// Reads a file as text, telling binary and over-large files apart. Reads
+/// at most one byte more than a document may hold, whatever size the file
+/// system claims (`/proc` files claim 0, `/dev/zero` never ends).
 pub fn read_text_file(path: &std::path::Path) -> std::io::Result<FileText> {
-    let len = std::fs::metadata(path)?.len();
-    if len > MAX_DOCUMENT_BYTES as u64 {
-        return Ok(FileText::TooLarge(len));
+    read_text(std::fs::File::open(path)?)
+}
+
+/// Reads a regular file as text, as [`read_text_file`] does, but without
+/// following a symbolic link or waiting on a FIFO: `None` when `path` is
+/// not (or no longer) a regular file. For `scan`, which walks a folder and
+/// must read only the files it found there.
+pub fn read_regular_file(path: &std::path::Path) -> std::io::Result<Option<FileText>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        // A symbolic link (O_NOFOLLOW), or a FIFO or device we may not open.
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(None);
     }
-    let bytes = std::fs::read(path)?;
+    read_text(file).map(Some)
+}
+
+fn read_text(file: std::fs::File) -> std::io::Result<FileText> {
+    let max = MAX_DOCUMENT_BYTES as u64;
+    let len = file.metadata()?.len();
+    if len > max {
+        return Ok(FileText::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        // More than the file system claimed: at least this many bytes.
+        return Ok(FileText::TooLarge);
+    }
     if bytes.contains(&0) {
         return Ok(FileText::Binary);
     }
@@ -226,5 +269,42 @@ impl<R: BufRead> BufRead for Counting<R> {
     fn consume(&mut self, amt: usize) {
         self.count(amt);
         self.inner.consume(amt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `read_regular_file` on a path the walk saw as a file but that is
+    /// now something else: no wait on a FIFO, no following a link.
+    #[test]
+    fn read_regular_file_refuses_fifos_and_links_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_regular_file(&fifo).map(|r| r.is_none()));
+        });
+        let refused = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening a FIFO must not wait for a writer");
+        assert!(refused.unwrap(), "a FIFO is not a regular file");
+
+        let file = dir.path().join("file.txt");
+        std::fs::write(&file, "some text").unwrap();
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(read_regular_file(&link).unwrap().is_none());
+        assert!(matches!(
+            read_regular_file(&file).unwrap(),
+            Some(FileText::Text(t)) if t == "some text"
+        ));
+        assert!(read_regular_file(Path::new("/dev/null")).unwrap().is_none());
     }
 }

@@ -1,30 +1,35 @@
 //! Ctrl-C (SIGINT): every command ends promptly, keeps what it committed,
-//! and says so; a second Ctrl-C ends the program at once.
+//! says so, and leaves the database closed cleanly; a second Ctrl-C ends
+//! the program at once.
 //!
-//! The design, chosen for being simple and correct:
+//! Why "closed cleanly" matters: a database is opened for writing in a mode
+//! that lets other processes read it meanwhile, and a writer that ends
+//! without closing (killed, or `exit` while the file is open) leaves the
+//! file needing a repair that only a writer can make — read-only commands
+//! refuse it until then. Committed data is never lost either way.
 //!
-//! - [`install`] sets the handler once, at the start of `main`, for every
-//!   command. It is a thread of its own (the `ctrlc` crate), so it runs even
-//!   while the main thread is blocked, for example reading standard input.
-//! - A command that checks for Ctrl-C in its loops calls
-//!   [`catch_interrupt`] first, and then [`interrupted`] between units of
-//!   work (commits, queries, pairs). On Ctrl-C it finishes the current unit,
-//!   prints what was done and committed, and exits with 130.
-//! - A command that never checks (it is short, or one indivisible step such
-//!   as `compact` or `rebuild`) is ended by the first Ctrl-C at once. redb
-//!   commits are atomic, so its file keeps its last committed state.
-//! - A checking command may be blocked where it cannot check (waiting for
-//!   input on a pipe nobody writes to, or walking a large folder). So the
-//!   first Ctrl-C also starts a grace period of [`GRACE`]: when the command
-//!   has not noticed the interruption by then ([`interrupted`] returned
-//!   true), the program exits with 130 by itself, after printing the last
-//!   progress note the command left with [`note_progress`] (for example how
-//!   many documents are committed). Data read but not committed is not
-//!   stored, which is what "committed" means.
-//! - The second Ctrl-C exits with 130 at once, whatever is going on.
+//! The design:
 //!
-//! Exiting in the middle of a write transaction is safe: redb discards an
-//! uncommitted transaction, and the file keeps its last committed state.
+//! - [`install`] sets the handler once, at the start of `main`. It runs on
+//!   a thread of its own (the `ctrlc` crate), so it runs even while the
+//!   main thread is blocked.
+//! - A command that opens the database for writing says so
+//!   ([`writing`], called by `args::open_waiting`). The first Ctrl-C then
+//!   never ends the program: the command notices it ([`interrupted`])
+//!   between units of work (commits, documents), finishes the current one,
+//!   prints what is committed, returns — which closes the database — and
+//!   exits with 130. A write command that is one indivisible step
+//!   (`compact`, `rebuild`, `check --pages`) finishes that step. Input that
+//!   could block (standard input, a pipe) is read on a thread of its own
+//!   ([`interruptible`]), so the main thread never waits where it cannot
+//!   look.
+//! - A command that only reads (its handle is read-only; nothing needs
+//!   closing) and checks [`interrupted`] in its loops ([`catch_interrupt`])
+//!   gets a grace period of [`GRACE`] to notice; a read command that never
+//!   checks is ended at once. Either way it prints the last progress note
+//!   ([`note_progress`]) and exits with 130.
+//! - The second Ctrl-C exits with 130 at once, whatever is going on. If a
+//!   database was open for writing, the message says how to repair it.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -41,6 +46,8 @@ pub const GRACE: Duration = Duration::from_secs(2);
 static PRESSES: AtomicU32 = AtomicU32::new(0);
 /// Whether the running command checks [`interrupted`].
 static CHECKING: AtomicBool = AtomicBool::new(false);
+/// Whether the running command has a database open for writing.
+static WRITING: AtomicBool = AtomicBool::new(false);
 /// Whether the command has seen the interruption (and will end by itself).
 static NOTICED: AtomicBool = AtomicBool::new(false);
 /// What the command has done and committed so far, for the message of an
@@ -56,6 +63,40 @@ pub fn install() {
 /// so the first Ctrl-C lets it finish its current unit of work.
 pub fn catch_interrupt() {
     CHECKING.store(true, Ordering::SeqCst);
+}
+
+/// Declares that the running command has a database open for writing: the
+/// first Ctrl-C must then let it close the database (see the module
+/// comment).
+pub fn writing() {
+    WRITING.store(true, Ordering::SeqCst);
+}
+
+/// Runs `input` on a thread of its own and yields its items here, ending
+/// early (as if the input ended) once Ctrl-C is pressed: a command waiting
+/// for input that does not come (a pipe nobody writes to) then still
+/// notices Ctrl-C, commits what it has and closes the database.
+pub fn interruptible<T: Send + 'static>(
+    input: impl Iterator<Item = T> + Send + 'static,
+) -> impl Iterator<Item = T> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1024);
+    std::thread::spawn(move || {
+        for item in input {
+            if sender.send(item).is_err() {
+                break;
+            }
+        }
+    });
+    std::iter::from_fn(move || loop {
+        if interrupted() {
+            return None;
+        }
+        match receiver.recv_timeout(Duration::from_millis(50)) {
+            Ok(item) => return Some(item),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
+    })
 }
 
 /// Whether Ctrl-C was pressed. A true answer counts as noticing it: the
@@ -93,9 +134,28 @@ fn exit_message() -> String {
 
 fn on_signal() {
     let presses = PRESSES.fetch_add(1, Ordering::SeqCst) + 1;
+    let writing = WRITING.load(Ordering::SeqCst);
     if presses > 1 {
-        eprintln!("lshdb: interrupted again: stopping now; committed data is safe");
+        match (writing, crate::args::OPENED.get()) {
+            (true, Some(path)) => eprintln!(
+                "lshdb: interrupted again: stopping now; committed data is safe, but the \
+                 database was not closed: before read-only commands can use it, run \
+                 `lshdb check --pages {}` (any write command repairs it)",
+                crate::output::shell_arg(&path.to_string_lossy())
+            ),
+            _ => eprintln!("lshdb: interrupted again: stopping now; committed data is safe"),
+        }
         std::process::exit(EXIT_CODE.into());
+    }
+    if writing {
+        // The command ends by itself once its current step is done.
+        if !CHECKING.load(Ordering::SeqCst) {
+            eprintln!(
+                "lshdb: interrupted: finishing the current step so that the database is \
+                 closed cleanly; press Ctrl-C again to stop at once"
+            );
+        }
+        return;
     }
     if !CHECKING.load(Ordering::SeqCst) {
         eprintln!("{}", exit_message());

@@ -155,8 +155,36 @@ pub fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 
 fn main() -> ExitCode {
     interrupt::install();
+    // No panic text on standard error: the library turns a panic of the
+    // storage engine on a damaged page into an error (its message carries
+    // the panic's), and a panic of lshdb's own code becomes one line below.
+    std::panic::set_hook(Box::new(|_| {}));
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = std::panic::catch_unwind(|| run(cli.command)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        fail(format!(
+            "internal error ({message}); committed data is safe; please report this"
+        ))
+    });
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Damaged) => ExitCode::from(3),
+        Err(err) => {
+            eprintln!("lshdb: {err}");
+            match err {
+                CliError::Interrupted(_) => ExitCode::from(interrupt::EXIT_CODE),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+fn run(command: Command) -> CmdResult {
+    match command {
         Command::Scan(args) => scan::run(&args),
         Command::Create(args) => admin::create(&args),
         Command::Add(args) => add::run(&args),
@@ -177,16 +205,5 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args)
             .map(|()| Outcome::Ok)
             .map_err(CliError::from),
-    };
-    match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Damaged) => ExitCode::from(3),
-        Err(err) => {
-            eprintln!("lshdb: {err}");
-            match err {
-                CliError::Interrupted(_) => ExitCode::from(interrupt::EXIT_CODE),
-                _ => ExitCode::from(1),
-            }
-        }
     }
 }

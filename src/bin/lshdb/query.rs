@@ -81,10 +81,11 @@ pub fn run(args: &Args) -> CmdResult {
         {
             FileText::Text(text) => text,
             FileText::Binary => return fail(format!("{} is not a text file", path.display())),
-            FileText::TooLarge(n) => {
+            FileText::TooLarge => {
                 return fail(format!(
-                    "{} has {n} bytes, too large for a document",
-                    path.display()
+                    "{} is too large for a document: larger than the limit of {} bytes",
+                    path.display(),
+                    lshdb::MAX_DOCUMENT_BYTES
                 ))
             }
         };

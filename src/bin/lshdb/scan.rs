@@ -1,23 +1,36 @@
 //! `lshdb scan DIR`: the main job. Index every text file under a folder,
 //! incrementally, and show the near-duplicate groups.
 //!
-//! Keys are paths relative to DIR. The database (default `DIR/.lshdb`)
-//! keeps each file's text, so a second scan can tell new, changed, removed
-//! and unchanged files apart and touches only what changed. Hidden files and
-//! folders (names starting with `.`) and symbolic links are not followed;
-//! binary files (a NUL byte or invalid UTF-8), empty files and files above
-//! the document size limit are skipped and counted.
+//! Keys are paths relative to DIR (see [`key_of`]). The database (default
+//! `DIR/.lshdb`) keeps each file's text, so a second scan can tell new,
+//! changed, removed and unchanged files apart and touches only what
+//! changed. Hidden files and folders (names starting with `.`), symbolic
+//! links and anything that is not a regular file are not read; binary
+//! files (a NUL byte or invalid UTF-8), empty files and files above the
+//! document size limit are skipped and counted.
+//!
+//! A rescan removes the documents whose files are gone, so it guards
+//! against pointing at the wrong database or the wrong folder: the
+//! database records the folder it indexes (the label [`ROOT_LABEL`]), and a
+//! scan that would remove more than half of the stored documents stops
+//! before removing any.
 
-use crate::add::{catch_interrupt, interrupted, load};
-use crate::args::parse_threshold;
-use crate::input::{read_text_file, FileText};
+use crate::add::{catch_interrupt, interrupted};
+use crate::args::{open_waiting, parse_threshold, Wait};
+use crate::input::{read_regular_file, FileText};
 use crate::output::{json, line, progress};
 use crate::pairs::{group_json, note_threshold, print_groups};
 use crate::{fail, CliError, CmdResult, Outcome};
-use lshdb::{Config, Database};
+use lshdb::{BulkOptions, Config, Database};
 use serde_json::json;
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+
+/// The label holding the folder a database was built from: its canonical
+/// path, written as [`escape`] writes names.
+pub const ROOT_LABEL: &str = "scan.root";
 
 /// Index every text file under DIR and print the near-duplicate groups.
 /// Run it again to pick up added, changed and deleted files.
@@ -37,6 +50,18 @@ pub struct Args {
     /// One JSON object: counts and groups.
     #[arg(long)]
     json: bool,
+    /// Claim an existing database for DIR: one built by an older scan of
+    /// this folder (which did not record it), or by a scan of this folder
+    /// before it moved. Its documents without a file under DIR are removed.
+    #[arg(long)]
+    adopt: bool,
+    #[command(flatten)]
+    wait: Wait,
+    /// Remove the documents of missing files even when they are more than
+    /// half of those stored (otherwise scan stops: the folder may be empty,
+    /// unmounted or the wrong one).
+    #[arg(long)]
+    allow_removals: bool,
 }
 
 /// What the walk found.
@@ -49,84 +74,147 @@ struct Walk {
     unreadable: u64,
 }
 
+/// How the files compared with what is stored.
+#[derive(Default)]
+struct Counts {
+    added: u64,
+    changed: u64,
+    unchanged: u64,
+    /// Keys of readable text files.
+    seen: HashSet<String>,
+}
+
 pub fn run(args: &Args) -> CmdResult {
     if !args.dir.is_dir() {
         return fail(format!("{} is not a folder", args.dir.display()));
     }
+    let root = escape(std::fs::canonicalize(&args.dir)?.as_os_str());
     let db_path = args.db.clone().unwrap_or_else(|| args.dir.join(".lshdb"));
     let db = if db_path.exists() {
-        Database::open(&db_path)?
+        let db = open_waiting(&db_path, &args.wait)?;
+        if !db.settings().store_text {
+            return fail(format!(
+                "{} does not store texts, which scan needs to notice changed files; \
+                 scan into a new database with --db",
+                db_path.display()
+            ));
+        }
+        claim(&db, &db_path, &root, args)?;
+        db
     } else {
         let threshold = args.threshold.unwrap_or(0.8);
-        Database::create(&db_path, Config::jaccard(threshold).store_text(true))?
+        let db = Database::create(&db_path, Config::jaccard(threshold).store_text(true))?;
+        crate::interrupt::writing();
+        db.set_label(ROOT_LABEL, &root)?;
+        db
     };
-    if !db.settings().store_text {
-        return fail(format!(
-            "{} does not store texts, which scan needs to notice changed files; \
-             scan into a new database with --db",
-            db_path.display()
-        ));
-    }
     catch_interrupt();
     let skip = std::fs::canonicalize(&db_path).ok();
     let mut walk = Walk::default();
     walk_dir(&args.dir, &args.dir, skip.as_deref(), &mut walk)?;
 
-    // Classify against what is stored.
-    let bar = progress(Some(walk.files.len() as u64), "reading");
-    let mut pending = Vec::new();
-    let (mut added, mut changed, mut unchanged) = (0u64, 0u64, 0u64);
-    let mut seen = HashSet::new();
-    for (key, path) in &walk.files {
-        bar.inc(1);
-        let text = match read_text_file(path) {
-            Ok(FileText::Text(text)) if text.trim().is_empty() => {
-                walk.empty += 1;
-                continue;
-            }
-            Ok(FileText::Text(text)) => text,
-            Ok(FileText::Binary) => {
-                walk.binary += 1;
-                continue;
-            }
-            Ok(FileText::TooLarge(_)) => {
-                walk.too_large += 1;
-                continue;
-            }
-            Err(_) => {
-                walk.unreadable += 1;
-                continue;
-            }
-        };
-        seen.insert(key.clone());
-        match db.get(key)? {
-            Some(stored) if stored.text.as_deref() == Some(text.as_str()) => unchanged += 1,
-            Some(_) => {
-                changed += 1;
-                pending.push((key.clone(), text));
-            }
-            None => {
-                added += 1;
-                pending.push((key.clone(), text));
-            }
-        }
-    }
-    bar.finish_and_clear();
-    let mut gone = Vec::new();
+    // The stored keys (only keys: texts are compared one file at a time).
+    let mut stored = HashSet::new();
     db.for_each(|doc| {
-        if !seen.contains(&doc.key) {
-            gone.push(doc.key);
-        }
+        stored.insert(doc.key);
         true
     })?;
-    if !pending.is_empty() {
-        load(&db, pending.into_iter(), lshdb::DEFAULT_BATCH)?;
+    // Stored keys without a file: removed at the end. Checked before
+    // anything is written, and again once every file has been read.
+    let stored_count = stored.len();
+    let walked: HashSet<&str> = walk.files.iter().map(|(k, _)| k.as_str()).collect();
+    let missing = stored
+        .iter()
+        .filter(|k| !walked.contains(k.as_str()))
+        .count();
+    check_removals(args, &db_path, missing, stored_count, "nothing was changed")?;
+
+    // Read, compare and load the added and changed files lazily: the bulk
+    // load holds at most two chunks of texts in memory.
+    let counts = RefCell::new(Counts::default());
+    let failure = RefCell::new(None);
+    let skips = RefCell::new((0u64, 0u64, 0u64, 0u64));
+    let bar = progress(Some(walk.files.len() as u64), "scanning");
+    let pending = walk
+        .files
+        .iter()
+        .take_while(|_| !interrupted())
+        .filter_map(|(key, path)| {
+            bar.inc(1);
+            let mut skips = skips.borrow_mut();
+            let text = match read_regular_file(path) {
+                Ok(Some(FileText::Text(text))) if text.trim().is_empty() => {
+                    skips.1 += 1;
+                    return None;
+                }
+                Ok(Some(FileText::Text(text))) => text,
+                Ok(Some(FileText::Binary)) => {
+                    skips.0 += 1;
+                    return None;
+                }
+                Ok(Some(FileText::TooLarge)) => {
+                    skips.2 += 1;
+                    return None;
+                }
+                Ok(None) | Err(_) => {
+                    skips.3 += 1;
+                    return None;
+                }
+            };
+            let mut counts = counts.borrow_mut();
+            counts.seen.insert(key.clone());
+            match db.get(key) {
+                Ok(Some(stored)) if stored.text.as_deref() == Some(text.as_str()) => {
+                    counts.unchanged += 1;
+                    None
+                }
+                Ok(Some(_)) => {
+                    counts.changed += 1;
+                    Some((key.clone(), text))
+                }
+                Ok(None) => {
+                    counts.added += 1;
+                    Some((key.clone(), text))
+                }
+                Err(err) => {
+                    failure.borrow_mut().get_or_insert(err);
+                    None
+                }
+            }
+        });
+    let report = db.insert_bulk(pending, &BulkOptions::default(), |_| !interrupted())?;
+    bar.finish_and_clear();
+    for (key, err) in &report.rejected {
+        eprintln!("lshdb: rejected `{key}`: {err}");
+    }
+    if let Some(err) = failure.into_inner() {
+        return Err(err.into());
     }
     if interrupted() {
         return Err(CliError::Interrupted(
             "interrupted: files indexed so far are committed; run scan again to finish".to_owned(),
         ));
     }
+    let (binary, empty, too_large, unreadable) = skips.into_inner();
+    walk.binary += binary;
+    walk.empty += empty;
+    walk.too_large += too_large;
+    walk.unreadable += unreadable;
+    let Counts {
+        added,
+        changed,
+        unchanged,
+        seen,
+    } = counts.into_inner();
+
+    let gone: Vec<String> = stored.into_iter().filter(|k| !seen.contains(k)).collect();
+    check_removals(
+        args,
+        &db_path,
+        gone.len(),
+        stored_count,
+        "the added and changed files are indexed, nothing was removed",
+    )?;
     if !gone.is_empty() {
         let mut batch = db.batch()?;
         for key in &gone {
@@ -177,8 +265,57 @@ pub fn run(args: &Args) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
+/// Checks that an existing database was built by a scan of `root` (or,
+/// with `--adopt`, records that it now is).
+fn claim(db: &Database, db_path: &Path, root: &str, args: &Args) -> Result<(), CliError> {
+    let recorded = db.label(ROOT_LABEL)?;
+    if recorded.as_deref() == Some(root) {
+        return Ok(());
+    }
+    if args.adopt {
+        db.set_label(ROOT_LABEL, root)?;
+        return Ok(());
+    }
+    match recorded {
+        Some(other) => fail(format!(
+            "{} was built by a scan of {other}, not of {root}; a scan would remove every \
+             document without a file here. Scan {other} instead, give this folder its own \
+             --db, or pass --adopt if {root} is that folder moved",
+            db_path.display()
+        )),
+        None => fail(format!(
+            "{} was not built by `lshdb scan` (it records no scanned folder); a scan of {root} \
+             would remove every document without a file there. Give this folder its own \
+             --db, or pass --adopt if an older scan of {root} built it",
+            db_path.display()
+        )),
+    }
+}
+
+/// Stops a scan that would remove more than half of the stored documents,
+/// unless `--allow-removals`.
+fn check_removals(
+    args: &Args,
+    db_path: &Path,
+    removing: usize,
+    stored: usize,
+    state: &str,
+) -> Result<(), CliError> {
+    if args.allow_removals || removing * 2 <= stored {
+        return Ok(());
+    }
+    fail(format!(
+        "scan would remove {removing} of the {stored} stored document(s) of {}, whose files \
+         under {} are missing or no longer text; {state}. If the folder is empty, unmounted \
+         or not the one indexed, fix that and scan again; to remove them, pass --allow-removals",
+        db_path.display(),
+        args.dir.display()
+    ))
+}
+
 /// Collects regular files under `dir` (keys relative to `root`), sorted,
-/// skipping hidden entries, symbolic links and the database file itself.
+/// skipping hidden entries, symbolic links, anything that is not a regular
+/// file (FIFOs, sockets, devices) and the database file itself.
 fn walk_dir(root: &Path, dir: &Path, skip: Option<&Path>, walk: &mut Walk) -> Result<(), CliError> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(crate::io_context("cannot read folder", dir))?
@@ -186,10 +323,11 @@ fn walk_dir(root: &Path, dir: &Path, skip: Option<&Path>, walk: &mut Walk) -> Re
         .collect();
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
-        if entry.file_name().to_string_lossy().starts_with('.') {
+        if entry.file_name().as_encoded_bytes().starts_with(b".") {
             continue;
         }
         let path = entry.path();
+        // The entry's own type: symbolic links are not followed.
         let Ok(kind) = entry.file_type() else {
             walk.unreadable += 1;
             continue;
@@ -202,15 +340,75 @@ fn walk_dir(root: &Path, dir: &Path, skip: Option<&Path>, walk: &mut Walk) -> Re
             if skip.is_some() && std::fs::canonicalize(&path).ok().as_deref() == skip {
                 continue;
             }
-            let key = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            walk.files.push((key, path));
+            walk.files.push((key_of(root, &path), path));
         }
     }
     Ok(())
+}
+
+/// The key of a file: its path relative to the scanned folder, names
+/// [`escape`]d and joined with `/`.
+fn key_of(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| escape(c.as_os_str()))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// A file name as text, one to one: valid UTF-8 stays as it is except
+/// that `\` becomes `\\`, and each byte that is not valid UTF-8 becomes
+/// `\xNN` (two lower-case hex digits). Names that differ only in such
+/// bytes keep different keys, and no escaped name can equal another.
+fn escape(name: &OsStr) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                c => out.push(c),
+            }
+        }
+        for byte in chunk.invalid() {
+            let _ = write!(out, "\\x{byte:02x}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn escape_is_one_to_one() {
+        let cases: [&[u8]; 7] = [
+            b"plain.txt",
+            "café.txt".as_bytes(),
+            b"caf\xe9.txt",
+            b"caf\\xe9.txt",
+            b"back\\slash",
+            b"\xff\xfe",
+            b"\\xff\\xfe",
+        ];
+        let escaped: Vec<String> = cases.iter().map(|c| escape(OsStr::from_bytes(c))).collect();
+        assert_eq!(
+            escaped,
+            [
+                "plain.txt",
+                "café.txt",
+                "caf\\xe9.txt",
+                "caf\\\\xe9.txt",
+                "back\\\\slash",
+                "\\xff\\xfe",
+                "\\\\xff\\\\xfe",
+            ]
+        );
+        let distinct: std::collections::HashSet<&String> = escaped.iter().collect();
+        assert_eq!(distinct.len(), cases.len());
+    }
 }
