@@ -227,10 +227,10 @@ impl Output {
         };
         builder.permissions(permissions);
         let temp = builder.tempfile_in(folder).map_err(|e| {
-            CliError::Message(format!(
-                "cannot create a temporary file in {}: {e}",
-                folder.display()
-            ))
+            // A missing or unwritable folder is the usual cause: name the
+            // output, with the folder's own error when it has one.
+            let cause = std::fs::metadata(folder).err().unwrap_or(e);
+            CliError::Message(format!("cannot create {}: {cause}", out.display()))
         })?;
         Ok(Self {
             writer: BufWriter::new(Sink::Temp(temp)),
