@@ -76,6 +76,7 @@ pub const DEFAULT_MAX_CHUNK_BYTES: usize = 64 << 20;
 /// assert_eq!((options.batch, options.max_chunk_bytes), (1024, 8 << 20));
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BulkOptions {
     /// Documents per transaction (one fsync each). Default [`DEFAULT_BATCH`].
     pub batch: usize,
@@ -119,6 +120,7 @@ fn document_bytes(doc: &Document<'_>) -> usize {
 
 /// What a bulk load did.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct BulkReport {
     /// Documents stored (new or replaced), all committed.
     pub inserted: u64,

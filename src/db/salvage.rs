@@ -17,6 +17,7 @@ const SLICE_BYTES: usize = 16 << 20;
 
 /// A document that [`Database::for_each_salvage`] could not read.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SkippedDocument {
     /// Its external key; `None` when the key table itself could not be read
     /// further (the walk ends there).
