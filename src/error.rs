@@ -73,7 +73,7 @@ pub enum Error {
 
     /// The file was written in a format this build does not read.
     #[error(
-        "{} has lshdb format version {found}; this build reads version {supported} only{hint}",
+        "{} has lshdb format version {found}; this build reads versions 1 to {supported}{hint}",
         path.display()
     )]
     FormatVersion {
@@ -81,7 +81,7 @@ pub enum Error {
         path: PathBuf,
         /// The version in the file.
         found: u32,
-        /// The version this build reads.
+        /// The newest version this build reads.
         supported: u32,
         /// What to do about it.
         hint: &'static str,

@@ -514,18 +514,18 @@ fn other_format_versions_are_refused_with_advice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.lshdb");
     drop(fixture_at(&path));
-    set_format_version(&path, 2);
+    set_format_version(&path, 3);
     match Database::open(&path) {
         Err(Error::FormatVersion {
             path: p,
-            found: 2,
-            supported: 1,
+            found: 3,
+            supported: 2,
             ..
         }) => assert_eq!(p, path),
         other => panic!("expected FormatVersion, got {other:?}"),
     }
     let msg = Database::open(&path).unwrap_err().to_string();
-    assert!(msg.contains("version 2"), "{msg}");
+    assert!(msg.contains("version 3"), "{msg}");
     assert!(msg.contains("upgrade lshdb"), "{msg}");
 
     set_format_version(&path, 0);
@@ -537,8 +537,24 @@ fn other_format_versions_are_refused_with_advice() {
     assert!(!msg.contains("upgrade"), "{msg}");
 
     // Back to version 1: opens with its documents.
+    // Version 1 (no posting runs) is read as it is; a read-only open leaves
+    // it at 1, and an open for writing marks it 2 before writing anything.
     set_format_version(&path, 1);
+    let reader = Database::builder().read_only(true).open(&path).unwrap();
+    assert_eq!(reader.len().unwrap(), 2);
+    drop(reader);
+    assert_eq!(format_version(&path), 1);
     assert_eq!(Database::open(&path).unwrap().len().unwrap(), 2);
+    assert_eq!(format_version(&path), 2);
+}
+
+fn format_version(path: &Path) -> u32 {
+    use redb::ReadableDatabase;
+    let db = redb::Database::open(path).unwrap();
+    let read = db.begin_read().unwrap();
+    let meta = read.open_table(META).unwrap();
+    let record = meta.get("format").unwrap().unwrap().value().to_vec();
+    u32::from_le_bytes(record[8..12].try_into().unwrap())
 }
 
 fn fixture_at(path: &Path) -> Database {

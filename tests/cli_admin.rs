@@ -10,12 +10,11 @@ mod cli_support;
 use cli_support::{
     brute_pairs, corpus, jsonl, keys, keys_of, raw_numbers, similarity, text_of, Cli,
 };
-use redb::{ReadableTable, TableDefinition};
+use lshdb::store::runs::{decode_block, encode_block, RUN_BLOCKS};
+use redb::ReadableTable;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 use std::process::Stdio;
-
-const BUCKETS: TableDefinition<(u32, u64, u64), ()> = TableDefinition::new("buckets");
 
 /// `pairs --json` output as (a, b) → similarity, checking the line shape.
 fn pairs_of(cli: &Cli, db: &str, extra: &[&str]) -> BTreeMap<(String, String), f64> {
@@ -173,14 +172,23 @@ fn check_finds_damage_with_exit_code_3() {
         })
     );
 
-    // Delete one posting behind lshdb's back, after the CLI has exited.
+    // Delete one posting (the last of a run's first block) behind lshdb's
+    // back, after the CLI has exited.
     {
         let file = redb::Database::open(cli.path(&db)).unwrap();
         let txn = file.begin_write().unwrap();
         {
-            let mut buckets = txn.open_table(BUCKETS).unwrap();
-            let first = buckets.iter().unwrap().next().unwrap().unwrap().0.value();
-            buckets.remove(first).unwrap();
+            let mut blocks = txn.open_table(RUN_BLOCKS).unwrap();
+            let (key, mut entries) = {
+                let (key, bytes) = blocks.iter().unwrap().next().unwrap().unwrap();
+                let mut entries = Vec::new();
+                decode_block(bytes.value(), &mut entries).unwrap();
+                (key.value(), entries)
+            };
+            entries.pop();
+            blocks
+                .insert(key, encode_block(&entries).as_slice())
+                .unwrap();
         }
         txn.commit().unwrap();
     }

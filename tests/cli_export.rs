@@ -182,7 +182,7 @@ fn import_checks_the_shingling_of_shingle_sets() {
     let export = std::fs::read_to_string(cli.path("sets.jsonl")).unwrap();
     let header: serde_json::Value = serde_json::from_str(export.lines().next().unwrap()).unwrap();
     assert_eq!(header["lshdb_export"], 1, "{header}");
-    assert_eq!(header["format"], 1, "{header}");
+    assert_eq!(header["format"], lshdb::FORMAT_VERSION, "{header}");
     assert_eq!(header["settings"]["shingle"], "char:5", "{header}");
     assert_eq!(header["settings"]["hash"], "murmur3_x86_32", "{header}");
     assert_eq!(header["settings"]["seed"], 0, "{header}");

@@ -5,8 +5,10 @@ use crate::config::Settings;
 use crate::sketch::lsh::{tune, TuneGoal};
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::meta;
+use crate::store::runs::RunTables;
+use crate::store::runs::{RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS};
 use crate::store::schema::{BUCKETS, META, SIGS};
-use crate::store::tables::{Index, ReadTables, Reader};
+use crate::store::tables::{Index, Postings, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata};
 
@@ -66,6 +68,13 @@ pub struct Stats {
     pub histogram: Vec<u64>,
     /// The largest buckets as (band, bucket key, documents), largest first.
     pub largest: Vec<(u32, u64, u64)>,
+    /// Posting runs (format 2), and the postings they hold — those of
+    /// removed documents that no merge has dropped yet included.
+    pub runs: usize,
+    /// Postings in runs.
+    pub run_postings: u64,
+    /// Fresh postings (those of single writes, not yet in a run).
+    pub fresh_postings: u64,
 }
 
 impl Database {
@@ -174,7 +183,18 @@ impl Database {
                 pipeline.index_keys(&record, &mut band_keys, &mut blocks);
                 expected_postings += (band_keys.len() + blocks.len()) as u64;
                 for (band, &key) in band_keys.iter().enumerate() {
-                    if tables.buckets.get((band as u32, key, id))?.is_none() {
+                    // The first id at or after this one in the bucket, from
+                    // the fresh postings and every run.
+                    let mut found = Vec::new();
+                    tables.postings(
+                        Postings::Buckets,
+                        band as u32,
+                        key,
+                        id.checked_sub(1),
+                        1,
+                        &mut found,
+                    )?;
+                    if found.first() != Some(&id) {
                         report.problem(format!(
                             "document {id} is missing from its bucket in band {band}"
                         ));
@@ -200,7 +220,11 @@ impl Database {
                     ));
                 }
             }
-            report.postings = tables.buckets.len()?;
+            report.postings = 0;
+            for posting in tables.all_postings()? {
+                posting?;
+                report.postings += 1;
+            }
             report.simhash_postings = tables.blocks.len()?;
             if report.postings + report.simhash_postings != expected_postings {
                 self.find_stray_postings(&tables, report)?;
@@ -213,12 +237,18 @@ impl Database {
     fn find_stray_postings(&self, tables: &ReadTables, report: &mut CheckReport) -> Result<()> {
         let mut record = SignatureRecord::default();
         let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
-        for (name, table) in [
-            ("bucket", &tables.buckets),
-            ("SimHash block", &tables.blocks),
-        ] {
-            for entry in table.iter()? {
-                let (index, key, id) = entry?.0.value();
+        let simhash = tables
+            .blocks
+            .iter()?
+            .map(|entry| entry.map(|(k, _)| k.value()).map_err(Error::from));
+        type Postings<'a> = Box<dyn Iterator<Item = Result<(u32, u64, u64)>> + 'a>;
+        let sources: [(&str, Postings<'_>); 2] = [
+            ("bucket", Box::new(tables.all_postings()?)),
+            ("SimHash block", Box::new(simhash)),
+        ];
+        for (name, postings) in sources {
+            for entry in postings {
+                let (index, key, id) = entry?;
                 let expected = match tables.signature_into(id, &mut record) {
                     Ok(true) => {
                         self.pipeline
@@ -246,6 +276,14 @@ impl Database {
     pub fn compact(&mut self) -> Result<bool> {
         crate::guard::guard(|| {
             self.check_poisoned()?;
+            // Merge every run into one, dropping removed documents' postings.
+            let txn = self.writable()?.begin_write()?;
+            {
+                let mut tables = WriteTables::open(&txn)?;
+                tables.flush_fresh_all()?;
+                tables.runs.merge_all()?;
+            }
+            txn.commit()?;
             let path = self.path.clone();
             let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
             Ok(db.compact()?)
@@ -278,19 +316,42 @@ impl Database {
             let txn = self.writable()?.begin_write()?;
             let result = (|| {
                 txn.delete_table(BUCKETS)?;
+                txn.delete_table(RUN_BLOCKS)?;
+                txn.delete_table(RUNS)?;
+                txn.delete_table(DEAD_IDS)?;
                 {
                     let sigs = txn.open_table(SIGS)?;
-                    let mut buckets = txn.open_table(BUCKETS)?;
+                    txn.open_table(BUCKETS)?;
+                    let mut runs = RunWriter::open(&txn)?;
+                    // One band at a time, so memory holds one band's postings.
+                    let banding = pipeline.banding();
                     let (mut record, mut band_keys) = (SignatureRecord::default(), Vec::new());
-                    for entry in sigs.iter()? {
-                        let (id, bytes) = entry?;
-                        let id = id.value();
-                        codec::decode_signature(bytes.value(), &mut record)
-                            .map_err(|e| crate::store::tables::context(e, "signature", id))?;
-                        pipeline.banding().band_keys(&record.values, &mut band_keys);
-                        for (band, &key) in band_keys.iter().enumerate() {
-                            buckets.insert((band as u32, key, id), ())?;
+                    let mut failure = None;
+                    let postings = (0..banding.bands() as u32).flat_map(|band| {
+                        let mut entries = Vec::new();
+                        let read = (|| {
+                            for entry in sigs.iter()? {
+                                let (id, bytes) = entry?;
+                                let id = id.value();
+                                codec::decode_signature(bytes.value(), &mut record).map_err(
+                                    |e| crate::store::tables::context(e, "signature", id),
+                                )?;
+                                banding.band_keys(&record.values, &mut band_keys);
+                                entries.push((band_keys[band as usize], id));
+                            }
+                            Ok::<(), Error>(())
+                        })();
+                        if let Err(err) = read {
+                            failure.get_or_insert(err);
                         }
+                        entries.sort_unstable();
+                        entries
+                            .into_iter()
+                            .map(move |(key, id)| Ok((band, key, id)))
+                    });
+                    runs.add_run(postings)?;
+                    if let Some(err) = failure {
+                        return Err(err);
                     }
                     let mut meta_table = txn.open_table(META)?;
                     meta::write_header(&mut meta_table, &settings)?;
@@ -310,7 +371,11 @@ impl Database {
         crate::guard::guard(|| {
             let txn = self.db.begin_read()?;
             let tables = ReadTables::open(&txn)?;
+            let runs = tables.runs.as_ref();
             let mut stats = Stats {
+                runs: runs.map_or(0, |r| r.list().len()),
+                run_postings: runs.map_or(0, RunTables::postings_count),
+                fresh_postings: tables.buckets.len()?,
                 documents: tables.len()?,
                 file_bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
                 ..Stats::default()
@@ -340,8 +405,8 @@ impl Database {
                     stats.largest.truncate(10);
                 }
             };
-            for entry in tables.buckets.iter()? {
-                let (band, key, _) = entry?.0.value();
+            for entry in tables.all_postings()? {
+                let (band, key, _) = entry?;
                 stats.postings += 1;
                 current = match current {
                     Some((bucket, size)) if bucket == (band, key) => Some((bucket, size + 1)),

@@ -14,7 +14,7 @@ use super::{Database, Pipeline};
 use crate::config::{Config, Settings};
 use crate::store::cache::{RecordCache, DEFAULT_RECORD_CACHE_BYTES};
 use crate::store::meta;
-use crate::store::schema::{meta_keys, FORMAT_VERSION, META, REDB_MAGIC};
+use crate::store::schema::{meta_keys, FORMAT_VERSION, META, OLDEST_FORMAT_VERSION, REDB_MAGIC};
 use crate::store::tables::WriteTables;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -273,7 +273,10 @@ impl Builder {
     /// Makes an opened redb database a [`Database`]: reads and checks the
     /// stored settings against the expected configuration.
     fn attach(&self, store: Store, path: &Path) -> Result<Database> {
-        let settings = read_settings(path, &store)?;
+        let (settings, version) = read_settings(path, &store)?;
+        if let (Store::Write(db), true) = (&store, version < FORMAT_VERSION) {
+            upgrade(db)?;
+        }
         if let Some(expected) = &self.expect {
             if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
                 return Err(Error::ConfigMismatch {
@@ -423,7 +426,21 @@ fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn read_settings(path: &Path, store: &Store) -> Result<Settings> {
+/// Marks a file of an older format as the current one, in one commit,
+/// before anything of the new format is written to it.
+fn upgrade(db: &redb::Database) -> Result<()> {
+    let txn = db.begin_write()?;
+    {
+        let mut meta_table = txn.open_table(META)?;
+        meta_table.insert(meta_keys::FORMAT, meta::format_record().as_slice())?;
+        WriteTables::open(&txn)?; // creates the new tables
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+/// The stored settings and the file's format version.
+fn read_settings(path: &Path, store: &Store) -> Result<(Settings, u32)> {
     let not_lshdb = |reason: &str| Error::NotADatabase {
         path: path.to_owned(),
         reason: reason.to_owned(),
@@ -444,7 +461,7 @@ fn read_settings(path: &Path, store: &Store) -> Result<Settings> {
         .ok_or_else(|| not_lshdb("its metadata has no lshdb format record"))?;
     let version = meta::parse_format(format.value())
         .ok_or_else(|| not_lshdb("its format record is not lshdb's"))?;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(Error::FormatVersion {
             path: path.to_owned(),
             found: version,
@@ -459,7 +476,7 @@ fn read_settings(path: &Path, store: &Store) -> Result<Settings> {
     let settings = meta_table
         .get(meta_keys::SETTINGS)?
         .ok_or_else(|| Error::corrupted("the settings record is missing"))?;
-    meta::decode_settings(settings.value())
+    Ok((meta::decode_settings(settings.value())?, version))
 }
 
 #[cfg(test)]

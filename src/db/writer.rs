@@ -98,7 +98,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
         postings.sort_unstable();
         blocks.sort_unstable();
-        self.tables.put_postings(&keys, &postings, &blocks)?;
+        self.tables.put_run(&keys, postings, &blocks)?;
         Ok(replaced)
     }
 
@@ -142,6 +142,7 @@ impl<'t, 'p> Writer<'t, 'p> {
 
     /// Writes the id counter; call before committing.
     pub fn finish(mut self) -> Result<()> {
+        self.tables.flush_fresh()?;
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
     }
 }

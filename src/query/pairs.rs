@@ -219,15 +219,15 @@ impl Snapshot<'_> {
 /// ascending.
 type SharedBuckets = HashMap<(u32, u64), Vec<u64>>;
 
-/// Reads the bucket table once, in order, keeping only the buckets with at
-/// least two members (only those can make pairs). One sequential scan
-/// replaces a B-tree seek per document and band, which made up most of the
-/// time of `pairs`; memory is 8 bytes per posting in a shared bucket.
+/// Reads every posting once, in order (the fresh ones and the runs,
+/// merged), keeping only the buckets with at least two members (only those
+/// can make pairs). One sequential scan replaces a look-up per document and
+/// band; memory is 8 bytes per posting in a shared bucket.
 fn shared_buckets(tables: &ReadTables) -> Result<SharedBuckets> {
     let mut shared = SharedBuckets::new();
     let mut run: Option<((u32, u64), Vec<u64>)> = None;
-    for entry in tables.buckets.iter()? {
-        let (band, key, id) = entry?.0.value();
+    for entry in tables.all_postings()? {
+        let (band, key, id) = entry?;
         match &mut run {
             Some((bucket, ids)) if *bucket == (band, key) => ids.push(id),
             _ => {

@@ -23,6 +23,8 @@ pub enum Tag {
     Set = 3,
     /// A MinHash signature ([`SignatureRecord`]).
     Signature = 4,
+    /// A block of a posting run (`crate::store::runs`, format 2).
+    Block = 5,
 }
 
 /// The record kind of a tag byte, as error messages name it.
@@ -32,6 +34,7 @@ fn record_name(tag: u8) -> &'static str {
         2 => "document record",
         3 => "set record",
         4 => "signature record",
+        5 => "block record",
         _ => "unknown record",
     }
 }

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod codec;
 pub mod meta;
+pub mod runs;
 pub mod schema;
 pub(crate) mod tables;
 pub(crate) mod walk;

@@ -6,7 +6,16 @@
 use redb::TableDefinition;
 
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// Version 2 adds the posting runs (`crate::store::runs`): MinHash postings
+/// beyond the fresh ones in `buckets`. A version-1 file is a version-2 file
+/// without runs, so this build reads both; opening a version-1 file for
+/// writing marks it version 2 before anything is written to it (a
+/// version-1 reader would not see postings in runs).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads.
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// The value of `meta["format"]`: this magic followed by the format version
 /// as u32 little-endian.

@@ -7,13 +7,17 @@
 //! [`WriteTables`].
 
 use crate::store::codec::{self, DocRecord, SignatureRecord};
+use crate::store::runs::{Merged, ReadRuns, RunTables, RunWriter, RunsView, FRESH_MAX};
 use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, SETS, SIGS};
 use crate::{Error, Result};
-use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, Table, WriteTransaction};
+use redb::{
+    ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata, Table, WriteTransaction,
+};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// One transaction's view of the document and index tables.
-pub struct Tables<K, D, S, G, B, H> {
+pub struct Tables<K, D, S, G, B, H, R> {
     /// External key → id.
     pub keys: K,
     /// Id → document record.
@@ -26,6 +30,9 @@ pub struct Tables<K, D, S, G, B, H> {
     pub buckets: B,
     /// SimHash block postings.
     pub blocks: H,
+    /// The posting runs (format 2): MinHash postings beyond the fresh
+    /// ones in `buckets`.
+    pub runs: R,
 }
 
 type Bytes = &'static [u8];
@@ -39,6 +46,7 @@ pub type ReadTables = Tables<
     ReadOnlyTable<u64, Bytes>,
     ReadOnlyTable<Posting, ()>,
     ReadOnlyTable<Posting, ()>,
+    Option<ReadRuns>,
 >;
 
 /// Tables of a write transaction.
@@ -49,6 +57,7 @@ pub type WriteTables<'t> = Tables<
     Table<'t, u64, Bytes>,
     Table<'t, Posting, ()>,
     Table<'t, Posting, ()>,
+    RunWriter<'t>,
 >;
 
 impl ReadTables {
@@ -61,7 +70,29 @@ impl ReadTables {
             sigs: txn.open_table(SIGS)?,
             buckets: txn.open_table(BUCKETS)?,
             blocks: txn.open_table(BLOCKS)?,
+            runs: ReadRuns::open(txn)?,
         })
+    }
+
+    /// Every MinHash posting of a live document — fresh ones and those in
+    /// runs, without the postings runs still hold for removed documents —
+    /// in (band, key, id) order.
+    pub fn all_postings(&self) -> Result<impl Iterator<Item = Result<Posting>> + '_> {
+        let fresh = self
+            .buckets
+            .iter()?
+            .map(|entry| entry.map(|(k, _)| k.value()).map_err(Error::from));
+        let mut sources: Vec<Box<dyn Iterator<Item = Result<Posting>> + '_>> =
+            vec![Box::new(fresh)];
+        let mut dead = HashSet::new();
+        if let Some(runs) = &self.runs {
+            for &(run, _) in runs.list() {
+                sources.push(Box::new(runs.scan(run)?));
+            }
+            dead = runs.dead_ids()?;
+        }
+        Ok(Merged::new(sources)
+            .filter(move |posting| !matches!(posting, Ok((_, _, id)) if dead.contains(id))))
     }
 }
 
@@ -175,8 +206,9 @@ pub trait Reader {
     }
 }
 
-impl<K, D, S, G, B, H> Index for Tables<K, D, S, G, B, H>
+impl<K, D, S, G, B, H, R> Index for Tables<K, D, S, G, B, H, R>
 where
+    R: RunsView,
     K: ReadableTable<&'static str, u64>,
     D: ReadableTable<u64, Bytes>,
     S: ReadableTable<u64, Bytes>,
@@ -207,13 +239,26 @@ where
             Postings::Buckets => self.buckets.range(range)?,
             Postings::Blocks => self.blocks.range(range)?,
         };
+        let from = out.len();
+        let mut cut = false;
         for (taken, entry) in iter.enumerate() {
             if taken == cap {
-                return Ok(true);
+                cut = true;
+                break;
             }
             out.push(entry?.0.value().2);
         }
-        Ok(false)
+        if table == Postings::Buckets {
+            cut |= self.runs.run_postings(index, key, after, cap, out)?;
+            // The lowest `cap` ids of the bucket, ascending, as from one list.
+            let list = &mut out[from..];
+            list.sort_unstable();
+            if list.len() > cap {
+                cut = true;
+                out.truncate(from + cap);
+            }
+        }
+        Ok(cut)
     }
 
     fn len(&self) -> Result<u64> {
@@ -221,8 +266,9 @@ where
     }
 }
 
-impl<K, D, S, G, B, H> Reader for Tables<K, D, S, G, B, H>
+impl<K, D, S, G, B, H, R> Reader for Tables<K, D, S, G, B, H, R>
 where
+    R: RunsView,
     K: ReadableTable<&'static str, u64>,
     D: ReadableTable<u64, Bytes>,
     S: ReadableTable<u64, Bytes>,
@@ -296,6 +342,7 @@ impl<'t> WriteTables<'t> {
             sigs: txn.open_table(SIGS)?,
             buckets: txn.open_table(BUCKETS)?,
             blocks: txn.open_table(BLOCKS)?,
+            runs: RunWriter::open(txn)?,
         })
     }
 
@@ -369,6 +416,39 @@ impl<'t> WriteTables<'t> {
         self.docs.remove(id)?;
         self.sets.remove(id)?;
         self.sigs.remove(id)?;
-        Ok(())
+        // Postings of it already in runs stay there until a merge drops them.
+        self.runs.mark_dead(id)
+    }
+
+    /// Stores key → id entries and SimHash postings, and writes `buckets`
+    /// (sorted MinHash postings of new documents) as a new posting run:
+    /// what a bulk load's commit does instead of one B-tree row per posting.
+    pub fn put_run(
+        &mut self,
+        keys: &[(&str, u64)],
+        buckets: Vec<Posting>,
+        blocks: &[Posting],
+    ) -> Result<()> {
+        self.put_postings(keys, &[], blocks)?;
+        self.runs.add_run(buckets.into_iter().map(Ok))
+    }
+
+    /// When the fresh postings (the `buckets` table) have grown past
+    /// [`FRESH_MAX`], moves them into a new run.
+    pub fn flush_fresh(&mut self) -> Result<()> {
+        if self.buckets.len()? <= FRESH_MAX {
+            return Ok(());
+        }
+        self.flush_fresh_all()
+    }
+
+    /// Moves every fresh posting into a new run.
+    pub fn flush_fresh_all(&mut self) -> Result<()> {
+        let mut fresh = Vec::new();
+        for entry in self.buckets.iter()? {
+            fresh.push(entry?.0.value());
+        }
+        self.buckets.retain(|_, _| false)?;
+        self.runs.add_run(fresh.into_iter().map(Ok))
     }
 }

@@ -1,0 +1,171 @@
+//! Posting runs (format 2): bulk loads write runs, single writes flush into
+//! runs, runs merge like a binary counter, removed documents' postings are
+//! never returned and are dropped by merges — and every answer stays the
+//! one an exhaustive search gives.
+
+use lshdb::shingle::Shingler;
+use lshdb::sketch::measures::jaccard;
+use lshdb::{BulkOptions, Config, Database};
+use std::collections::BTreeMap;
+
+/// Families of near-duplicates: family f, member m.
+fn text(f: usize, m: usize) -> String {
+    format!(
+        "family {f} shares this long sentence about posting runs and merges, with words \
+         alpha beta gamma delta epsilon zeta {f} eta theta; member {m} differs here {}",
+        "x".repeat(m % 3)
+    )
+}
+
+fn corpus(families: usize, members: usize) -> Vec<(String, String)> {
+    (0..families)
+        .flat_map(|f| (0..members).map(move |m| (format!("f{f}-m{m}"), text(f, m))))
+        .collect()
+}
+
+/// Every stored key with similarity ≥ t to `query`, exhaustively.
+fn brute(docs: &BTreeMap<String, String>, query: &str, t: f64) -> Vec<String> {
+    let shingler = Shingler::new(Default::default()).unwrap();
+    let q = shingler.set(query);
+    let mut keys: Vec<String> = docs
+        .iter()
+        .filter(|(_, text)| jaccard(q.as_slice(), shingler.set(text).as_slice()) >= t)
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn hits(db: &Database, query: &str, t: f64) -> Vec<String> {
+    let mut keys: Vec<String> = db
+        .query(query)
+        .threshold(t)
+        .max_bucket(usize::MAX)
+        .run()
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.key)
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn bulk_loads_write_runs_that_merge_and_answer_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.lshdb");
+    let db = Database::create(&path, Config::jaccard(0.5).bands(32, 4)).unwrap();
+    let docs = corpus(60, 5);
+    // Small commits: many runs, many merges.
+    let report = db
+        .insert_bulk(
+            docs.iter().map(|(k, t)| (k.clone(), t.clone())),
+            &BulkOptions::default().batch(7),
+            |_| true,
+        )
+        .unwrap();
+    assert_eq!(report.inserted, 300);
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.fresh_postings, 0, "bulk loads write runs only");
+    assert_eq!(stats.postings, 300 * 32);
+    // A binary counter of 43 commits: at most ⌈log2 43⌉ + 1 runs.
+    assert!(
+        stats.runs >= 1 && stats.runs <= 7,
+        "{} runs after 43 commits",
+        stats.runs
+    );
+    let mut model: BTreeMap<String, String> = docs.into_iter().collect();
+    for f in [0, 17, 59] {
+        assert_eq!(hits(&db, &text(f, 1), 0.5), brute(&model, &text(f, 1), 0.5));
+    }
+
+    // Replace and remove: the old ids' postings stay in runs until a merge,
+    // and are never returned.
+    for m in 0..5 {
+        db.remove(&format!("f17-m{m}")).unwrap();
+        model.remove(&format!("f17-m{m}"));
+    }
+    db.insert(
+        "f0-m0",
+        "a completely different text about something else entirely",
+    )
+    .unwrap();
+    model.insert(
+        "f0-m0".into(),
+        "a completely different text about something else entirely".into(),
+    );
+    let found = hits(&db, &text(17, 1), 0.5);
+    assert!(found.iter().all(|k| !k.starts_with("f17-")), "{found:?}");
+    assert_eq!(found, brute(&model, &text(17, 1), 0.5));
+    assert_eq!(hits(&db, &text(0, 1), 0.5), brute(&model, &text(0, 1), 0.5));
+    assert!(db.check().unwrap().is_clean());
+
+    // Reopened, read-only: the same answers.
+    drop(db);
+    let reader = Database::builder().read_only(true).open(&path).unwrap();
+    assert_eq!(
+        hits(&reader, &text(0, 1), 0.5),
+        brute(&model, &text(0, 1), 0.5)
+    );
+    assert_eq!(reader.pairs(0.5, |_| true).unwrap(), {
+        // Pairs within families that are left: 59 families × C(5,2) − f0's
+        // replaced member's 4 pairs, if its text matches no other.
+        let mut n = 0;
+        let shingler = Shingler::new(Default::default()).unwrap();
+        let all: Vec<_> = model.values().map(|t| shingler.set(t)).collect();
+        for i in 0..all.len() {
+            for j in i + 1..all.len() {
+                if jaccard(all[i].as_slice(), all[j].as_slice()) >= 0.5 {
+                    n += 1;
+                }
+            }
+        }
+        n
+    });
+    drop(reader);
+
+    // compact merges every run, dropping the dead postings.
+    let mut db = Database::open(&path).unwrap();
+    db.compact().unwrap();
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.runs, 1);
+    assert_eq!(stats.run_postings, stats.postings, "no dead postings left");
+    assert_eq!(stats.postings, (model.len() * 32) as u64);
+    assert!(db.check_pages().unwrap().is_clean());
+    assert_eq!(hits(&db, &text(0, 1), 0.5), brute(&model, &text(0, 1), 0.5));
+}
+
+#[test]
+fn fresh_postings_of_single_writes_become_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("f.lshdb"), Config::jaccard(0.8)).unwrap();
+    let bands = db.settings().bands;
+    // Enough single inserts (in one commit) to pass the fresh limit.
+    let n = 70_000 / bands + 10;
+    let mut batch = db.batch().unwrap();
+    for i in 0..n {
+        batch
+            .insert(&format!("d{i}"), text(i, i % 5).as_str())
+            .unwrap();
+    }
+    batch.commit().unwrap();
+    let stats = db.stats().unwrap();
+    // Flushed when the fresh postings passed the limit; the rest stay fresh.
+    assert_eq!(stats.runs, 1);
+    assert_eq!(
+        stats.run_postings + stats.fresh_postings,
+        (n * bands) as u64
+    );
+    assert!(stats.fresh_postings < stats.run_postings);
+    assert_eq!(stats.postings, (n * bands) as u64);
+    // More single writes go to the fresh table beside the run.
+    db.insert("late", text(3, 1).as_str()).unwrap();
+    assert_eq!(
+        db.stats().unwrap().fresh_postings,
+        stats.fresh_postings + bands as u64
+    );
+    let found = hits(&db, &text(3, 1), 0.8);
+    assert!(found.contains(&"late".to_owned()) && found.contains(&"d3".to_owned()));
+    assert!(db.check().unwrap().is_clean());
+}
