@@ -512,7 +512,7 @@ fn special_files_have_distinct_messages() {
                 .open_table(TableDefinition::<&str, &[u8]>::new("meta"))
                 .unwrap();
             let mut value = b"lshdb\0\0\0".to_vec();
-            value.extend_from_slice(&2u32.to_le_bytes());
+            value.extend_from_slice(&3u32.to_le_bytes());
             meta.insert("format", value.as_slice()).unwrap();
         }
         txn.commit().unwrap();
@@ -520,7 +520,7 @@ fn special_files_have_distinct_messages() {
     let message = |path: &Path| Database::open(path).unwrap_err().to_string();
     let (a, b, c) = (message(&not_lshdb), message(&newer), message(&truncated));
     assert!(a.contains("is not an lshdb database"), "{a}");
-    assert!(b.contains("format version 2"), "{b}");
+    assert!(b.contains("format version 3"), "{b}");
     assert!(b.contains("upgrade lshdb"), "{b}");
     assert!(c.contains("truncated"), "{c}");
     // Different texts, not only different paths.
