@@ -167,7 +167,6 @@ def load_seeds(pypi, npm, extra, max_per_source, stats):
     for path in extra or []:
         sources.append(_read_jsonl(path, max_per_source))
     read = empty = dup = badname = 0
-    crc = hashlib.blake2b(digest_size=8)
     for it in sources:
         for source, name, text in it:
             read += 1
@@ -185,7 +184,8 @@ def load_seeds(pypi, npm, extra, max_per_source, stats):
             key = source + "/" + name
             keys.append(key)
             texts.append(text)
-            crc.update(key.encode() + b"\0" + text.encode() + b"\0")
+    crc = hashlib.blake2b("\0".join(keys).encode(), digest_size=8)
+    crc.update("\0".join(texts).encode())
     stats.update(seed_rows=read, seed_empty=empty, seed_dup_texts=dup,
                  seed_bad_names=badname, seeds=len(texts),
                  seed_fingerprint=crc.hexdigest())
@@ -232,6 +232,17 @@ class Bloom:
         self.mask = bits - 1
         self.bits = bytearray(bits >> 3)
         self.nbits = bits
+
+    def add_all(self, texts):
+        blake = hashlib.blake2b
+        from_bytes = int.from_bytes
+        bits, mask = self.bits, self.mask
+        for t in texts:
+            h = from_bytes(blake(t.encode(), digest_size=8).digest(), "little")
+            x = h & mask
+            y = (h >> 32) & mask
+            bits[x >> 3] |= 1 << (x & 7)
+            bits[y >> 3] |= 1 << (y & 7)
 
     def add_new(self, text):
         """Add text; return False if it was (possibly) present already."""
@@ -398,6 +409,7 @@ def family_plan(n_docs, seed, cdf):
 
 def generate(args, keys, texts, out, fam_out, stats, hist=None):
     """Write the corpus to ``out`` (a text stream). Returns sample ids."""
+    t_setup = time.process_time()
     S = len(texts)
     N = args.docs
     seed = args.seed
@@ -408,9 +420,7 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
     edit = editor.edit
 
     bloom = Bloom(N // shard_n + S + 1)
-    for t in texts:
-        bloom.add_new(t)
-    add_new = bloom.add_new
+    bloom.add_all(texts)
 
     sample = set()
     if args.truth_sample:
@@ -418,16 +428,10 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
     sample_ids = []
 
     copies = array.array("I", bytes(4 * S))  # copies numbered so far, per seed
-    perms = {}
-
-    def perm(r):
-        p = perms.get(r)
-        if p is None:
-            perms.clear()
-            p = list(range(S))
-            random.Random("%s:perm:%d" % (seed, r)).shuffle(p)
-            perms[r] = p
-        return p
+    # One seeded shuffle for all rounds: family f uses seed perm[f mod S], so
+    # all families of a seed sit at the same position and land in one shard.
+    perm = list(range(S))
+    random.Random("%s:perm" % seed).shuffle(perm)
 
     enc = json.encoder.encode_basestring
     win = args.shuffle_window if args.shuffle_window > 1 else 0
@@ -437,28 +441,32 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
     write = out.write
     rng = random.Random()
     rnd = rng.random
+    rng2 = random.Random()
+    rnd2 = rng2.random
     # Bloom filter, inlined in the hot loop
     blake = hashlib.blake2b
     from_bytes = int.from_bytes
     bits, bmask = bloom.bits, bloom.mask
-    cur_block = -1
+    stats["setup_cpu"] = "%.1fs" % (time.process_time() - t_setup)
+    seed64 = seed & 0xFFFFFFFFFFFFFFFF
     g = 0  # global document index (generation order)
-    nfam = written = redraws = originals = 0
+    nfam = written = redraws = originals = max_tries = 0
     size_hist = {}
     f = -1
     for f, size in enumerate(family_plan(N, seed, cdf)):
         r, pos = divmod(f, S)
-        si = perm(r)[pos]
+        si = perm[pos]
         c0 = copies[si]
         copies[si] = c0 + size - (1 if r == 0 else 0)
         g0 = g
         g += size
-        b = f // BLOCK
+        b = pos // BLOCK
         if b % shard_n != shard_i:
             continue
-        if b != cur_block:
-            rng.seed("%s:block:%d" % (seed, b))
-            cur_block = b
+        if size > (r == 0):
+            # each family has its own stream (a redraw in one family does
+            # not change the others, also across --shard runs)
+            rng.seed((f << 64) | seed64)
         key = keys[si]
         orig = texts[si]
         ekey = enc(key)
@@ -484,6 +492,7 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
                 else:
                     parent = orig
                 t = edit(parent, name, rnd)
+                tries = 0
                 while True:
                     h = from_bytes(blake(t.encode(), digest_size=8).digest(), "little")
                     x = h & bmask
@@ -496,8 +505,20 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
                         bits[x] |= mx
                         bits[y] |= my
                         break
+                    # a duplicate (or Bloom false positive): draw again from
+                    # a stream seeded by the rejected text, so that the main
+                    # stream (and thus the other copies) does not depend on
+                    # the Bloom filter's history
+                    # (seeded with the copy and attempt number too: no cycles)
                     redraws += 1
-                    t = edit(t if rnd() < 0.5 else parent, name, rnd)
+                    tries += 1
+                    rng2.seed(h + (tries << 64) + (j << 80) + (si << 112))
+                    if tries < 8:
+                        t = edit(t if rnd2() < 0.5 else parent, name, rnd2)
+                    else:  # crowded neighbourhood: keep editing the copy
+                        t = edit(t, name, rnd2)
+                if tries > max_tries:
+                    max_tries = tries
                 members.append(t)
                 i = '%s%d"' % (ekey, j)
                 lines.append('{"id": %s, "text": %s}\n' % (i, enc(t)))
@@ -538,7 +559,7 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
         random.Random("%s:drain:%d/%d" % (seed, shard_i, shard_n)).shuffle(buf)
         write("".join(buf))
     stats.update(docs=written, families=nfam, originals=originals,
-                 edited=written - originals, redraws=redraws,
+                 edited=written - originals, redraws=redraws, max_tries=max_tries,
                  rounds=f // S + 1 if f >= 0 else 0, bloom_mb="%.0f" % (bloom.nbits / 8 / 2**20))
     stats["_size_hist"] = size_hist
     return sample_ids
@@ -770,8 +791,8 @@ def main(argv=None):
         sf = _Atomic(args.sample_out)
         sf.f.write("".join(i + "\n" for i in sample_ids))
         sf.commit()
-    keys_ = ["docs", "families", "rounds", "originals", "edited", "redraws", "seeds",
-             "seed_empty", "seed_dup_texts", "bloom_mb", "seed_fingerprint"]
+    keys_ = ["docs", "families", "rounds", "originals", "edited", "redraws", "max_tries", "seeds",
+             "seed_empty", "seed_dup_texts", "bloom_mb", "seed_fingerprint", "setup_cpu"]
     shard = " shard=%d/%d" % args.shard if args.shard[1] > 1 else ""
     print("scale-corpus seed=%d%s: %s load=%.1fs gen=%.1fs gen_cpu=%.1fs docs_per_s=%.0f docs_per_cpu_s=%.0f%s" % (
         args.seed, shard, " ".join("%s=%s" % (k, stats.get(k, 0)) for k in keys_),
