@@ -11,40 +11,49 @@ distinct seeds. Many of them are natural near-duplicates of each other
 ("Gaussian distributions" / "Gaussian and Binomial distributions"); that is
 kept on purpose and is not part of the planted truth.
 
-Planted families. Family f takes seed ``perm_r[f mod S]`` (S seeds, perm_r a
-seeded shuffle for round r = f div S) and has size s drawn from a truncated
+Planted families. Family f takes seed ``perm[f mod S]`` (S seeds, perm one
+seeded shuffle) in round r = f div S, and has size s drawn from a truncated
 discrete power law (Zipf): P(s) ~ s^-alpha for s = 1..max_family
-(``--family-alpha``, default 2.0; ``--max-family``, default 1000). In round 0
-the family is the original text plus s-1 edited copies; when the seeds run out
-(round >= 1, i.e. beyond about 4.2 million documents with the defaults) the
-family is s fresh edited copies of the same seed and no original. The last
-family is cut so that the sizes sum to exactly --docs. Families of one seed in
-different rounds are near-duplicates of each other too: the truth file gives
-the ``seed`` so a benchmark can group by it.
+(``--family-alpha``, default 2.0: 61% singletons, mean 4.6; ``--max-family``,
+default 1000). In round 0 the family is the original text plus s-1 edited
+copies; when the seeds run out (round >= 1, beyond about 4.2 million
+documents with the defaults) the family is s fresh edited copies of the same
+seed, without the original. The last family is cut so that the sizes sum to
+exactly --docs. Families of one seed in different rounds are near-duplicates
+of each other too: the families file gives the ``seed`` so that a benchmark
+can group by it.
 
 Edit model (each copy): parent = the original (75%) or an earlier copy of the
-family (25%: forks of forks). Edit rate r ~ uniform(--edit-rate LO,HI). Then
-round(r * words) word operations, each one of: substitution (45%), insertion
-(25%) of a word drawn from the corpus vocabulary (frequency weighted),
-deletion (20%), swap of two neighbouring words (10%); and with probability
-depending on r: boilerplate at the start or end (a fixed list: "Python
+family (25%: forks of forks). Edit rate r ~ uniform(--edit-rate LO,HI),
+default 0.0,0.3. Then n = round(r * words) (stochastic rounding) word
+operations, each one of: substitution (45%) or insertion (25%) of a word
+drawn from the corpus vocabulary (frequency weighted), deletion (20%), swap of
+two neighbouring words (10%); then with probability 0.6r a reordering of
+sentences/clauses (". ", ", ", " - ", "; ", " and "), with probability 0.8r
+boilerplate at the start or end (fixed lists PREFIXES/SUFFIXES: "Python
 bindings for", "A fork of NAME with fixes.", licence lines, "This package is
-deprecated.", ...), reordering of sentences/clauses (". ", ", ", " - ",
-" and "), and with fixed probabilities a case change (lower / upper first
-letter / title / upper) or a punctuation change (trailing period, dash to
-colon, commas dropped, ...). Every copy differs from its parent.
+deprecated.", ...), with probability 0.12 a case change (lower, first letter,
+title, upper) and 0.2 a punctuation change (trailing period, dash to colon,
+commas dropped, "!", "..."). When n = 0 the copy gets exactly one light edit:
+a typo (character dropped, doubled or swapped), punctuation or case. Every
+copy differs from its parent. Jaccard (char 5-shingles) of copies to their
+seed text spreads over 0.0-1.0, ~70% of them at >= 0.5 with the defaults.
 
-Distinct texts: every emitted text is checked against a Bloom filter (k=2,
->= 16 bits per document, pre-filled with all seed texts); a hit (a true
-duplicate or a false positive) makes the copy be drawn again. No false
-negatives, so all texts of one run are distinct. Ids: the original is
-``SOURCE/NAME`` (source pypi, npm or debian), copies ``SOURCE/NAME#j`` with j
-counting the copies of that seed across rounds; package names never contain
-"#", so ids are unique.
+Distinct texts: every copy is checked against a Bloom filter (k=2, >= 16 bits
+per document, pre-filled with all seed texts); a hit (a true duplicate or a
+false positive, ~10% of copies, mostly in big families of short texts) makes
+the copy be drawn again from a stream seeded by the rejected text's hash, the
+copy and the attempt number. No false negatives, so all texts of one run are
+distinct (case-only copies are distinct texts with Jaccard 1.0). Ids: the
+original is ``SOURCE/NAME`` (source pypi, npm or debian), copies
+``SOURCE/NAME#j`` with j counting the copies of that seed across rounds;
+names with "#" are skipped on input, so ids are unique.
 
-Determinism: --seed, --docs and the same input files fix the output byte for
-byte (``--self-test`` checks it). Memory: the seed texts plus a Bloom filter
-of 2-4 bytes per document plus the shuffle window; no output is kept.
+Determinism: --seed, --docs, the options and the same input files (see
+seed_fingerprint in the summary) fix the output byte for byte (--self-test
+checks it). Each family has its own random stream. Memory: the seed texts
+(~0.5 GB peak RSS with all of PyPI and npm) plus a Bloom filter of 2-4 bytes
+per document plus the shuffle window; no output is kept.
 
 Output order: families are generated one after another, then passed through a
 shuffle window (``--shuffle-window W``, default 100000: each emitted line is a
@@ -58,11 +67,13 @@ Files:
                     (seeded), one per line, for exact-truth computations
                     against the whole corpus elsewhere
 
-Parallel runs: ``--shard i/n`` writes the families of blocks b = i mod n
-(blocks of 1024 families, each block with its own seeded random stream).
-Texts are distinct within a shard and from all seed texts; across shards two
-copies of different families could coincide (not checked), and the union of
-shards is not byte-identical to a single run when a Bloom redraw happened.
+Parallel runs: ``--shard i/n`` writes the families whose seed position p
+has (p div 1024) mod n == i, so all families of a seed are in one shard;
+concatenate the shards' outputs. Ids, families and sizes are exactly those of
+the single run; ~98% of texts are too (a family whose redraws differ, because
+each shard's Bloom filter only sees its own texts, differs from its redraw
+on). Texts are distinct within a shard and from all seed texts; across
+shards a few copies can coincide (26 in 200,000 docs with 2 shards).
 
 Usage:
   python3 tools/scale_corpus.py --docs 1000000 --out tools/data/scale-1m.jsonl \\
@@ -703,18 +714,27 @@ def _rate(s):
 
 
 class _Atomic:
-    """A text file written as FILE.tmp and renamed when complete."""
+    """A text file written as FILE.tmp and renamed when complete.
+
+    A symlink or anything that is not a regular file (/dev/null, /dev/stdout,
+    a FIFO) is written in place: renaming would replace the link or device.
+    """
 
     def __init__(self, path):
         self.path = path
+        self.tmp = None
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+            self.f = open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
+            return
         d = os.path.dirname(os.path.abspath(path))
         os.makedirs(d, exist_ok=True)
-        self.f = open(path + ".tmp", "w", encoding="utf-8", newline="\n",
-                      buffering=1 << 20)
+        self.tmp = path + ".tmp"
+        self.f = open(self.tmp, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
 
     def commit(self):
         self.f.close()
-        os.replace(self.path + ".tmp", self.path)
+        if self.tmp is not None:
+            os.replace(self.tmp, self.path)
 
 
 def main(argv=None):
@@ -798,7 +818,8 @@ def main(argv=None):
         args.seed, shard, " ".join("%s=%s" % (k, stats.get(k, 0)) for k in keys_),
         t_load, t_gen, c_gen, stats["docs"] / t_gen if t_gen > 0 else 0,
         stats["docs"] / c_gen if c_gen > 0 else 0,
-        "" if outf is None else " out=%s (%d bytes)" % (args.out, os.path.getsize(args.out))),
+        "" if outf is None or outf.tmp is None else
+        " out=%s (%d bytes)" % (args.out, os.path.getsize(args.out))),
         file=sys.stderr)
     if args.similarity:
         print("family sizes:", file=sys.stderr)
