@@ -1,0 +1,833 @@
+#!/usr/bin/env python3
+"""Generate large, realistic near-duplicate corpora (1-10 million documents).
+
+Output: JSON Lines ``{"id": <str>, "text": <str>}``, like debian_corpus.py.
+
+Seed texts: the one-line summaries of /usr/share/package-lists/pypi.tsv
+(column 5) and npm.tsv (column 4), empty ones skipped, exact duplicate texts
+kept once (first occurrence: PyPI before npm, file order); optionally also the
+texts of a JSONL made by debian_corpus.py (``--extra FILE``). About 925,000
+distinct seeds. Many of them are natural near-duplicates of each other
+("Gaussian distributions" / "Gaussian and Binomial distributions"); that is
+kept on purpose and is not part of the planted truth.
+
+Planted families. Family f takes seed ``perm[f mod S]`` (S seeds, perm one
+seeded shuffle) in round r = f div S, and has size s drawn from a truncated
+discrete power law (Zipf): P(s) ~ s^-alpha for s = 1..max_family
+(``--family-alpha``, default 2.0: 61% singletons, mean 4.6; ``--max-family``,
+default 1000). In round 0 the family is the original text plus s-1 edited
+copies; when the seeds run out (round >= 1, beyond about 4.2 million
+documents with the defaults) the family is s fresh edited copies of the same
+seed, without the original. The last family is cut so that the sizes sum to
+exactly --docs. Families of one seed in different rounds are near-duplicates
+of each other too: the families file gives the ``seed`` so that a benchmark
+can group by it.
+
+Edit model (each copy): parent = the original (75%) or an earlier copy of the
+family (25%: forks of forks). Edit rate r ~ uniform(--edit-rate LO,HI),
+default 0.0,0.3. Then n = round(r * words) (stochastic rounding) word
+operations, each one of: substitution (45%) or insertion (25%) of a word
+drawn from the corpus vocabulary (frequency weighted), deletion (20%), swap of
+two neighbouring words (10%); then with probability 0.6r a reordering of
+sentences/clauses (". ", ", ", " - ", "; ", " and "), with probability 0.8r
+boilerplate at the start or end (fixed lists PREFIXES/SUFFIXES: "Python
+bindings for", "A fork of NAME with fixes.", licence lines, "This package is
+deprecated.", ...), with probability 0.12 a case change (lower, first letter,
+title, upper) and 0.2 a punctuation change (trailing period, dash to colon,
+commas dropped, "!", "..."). When n = 0 the copy gets exactly one light edit:
+a typo (character dropped, doubled or swapped), punctuation or case. Every
+copy differs from its parent. Jaccard (char 5-shingles) of copies to their
+seed text spreads over 0.0-1.0, ~70% of them at >= 0.5 with the defaults.
+
+Distinct texts: every copy is checked against a Bloom filter (k=2, >= 16 bits
+per document, pre-filled with all seed texts); a hit (a true duplicate or a
+false positive, ~10% of copies, mostly in big families of short texts) makes
+the copy be drawn again from a stream seeded by the rejected text's hash, the
+copy and the attempt number. No false negatives, so all texts of one run are
+distinct (case-only copies are distinct texts with Jaccard 1.0). Ids: the
+original is ``SOURCE/NAME`` (source pypi, npm or debian), copies
+``SOURCE/NAME#j`` with j counting the copies of that seed across rounds;
+names with "#" are skipped on input, so ids are unique.
+
+Determinism: --seed, --docs, the options and the same input files (see
+seed_fingerprint in the summary) fix the output byte for byte (--self-test
+checks it). Each family has its own random stream. Memory: the seed texts
+(~0.5 GB peak RSS with all of PyPI and npm) plus a Bloom filter of 2-4 bytes
+per document plus the shuffle window; no output is kept.
+
+Output order: families are generated one after another, then passed through a
+shuffle window (``--shuffle-window W``, default 100000: each emitted line is a
+random one of the last W generated) so that family members are spread out.
+
+Files:
+  --out FILE        the corpus (default stdout)
+  --families FILE   JSON Lines {"family": F, "seed": SEED_ID, "round": R,
+                    "ids": [...]} for every family (singletons too)
+  --truth-sample M  with --sample-out FILE: M document ids chosen uniformly
+                    (seeded), one per line, for exact-truth computations
+                    against the whole corpus elsewhere
+
+Parallel runs: ``--shard i/n`` writes the families whose seed position p
+has (p div 1024) mod n == i, so all families of a seed are in one shard;
+concatenate the shards' outputs. Ids, families and sizes are exactly those of
+the single run; ~98% of texts are too (a family whose redraws differ, because
+each shard's Bloom filter only sees its own texts, differs from its redraw
+on). Texts are distinct within a shard and from all seed texts; across
+shards a few copies can coincide (26 in 200,000 docs with 2 shards).
+
+Usage:
+  python3 tools/scale_corpus.py --docs 1000000 --out tools/data/scale-1m.jsonl \\
+      --families tools/data/scale-1m.families.jsonl \\
+      --truth-sample 1000 --sample-out tools/data/scale-1m.sample.txt
+  python3 tools/scale_corpus.py --self-test
+
+A one-line summary goes to stderr. Standard library only (Python >= 3.9).
+"""
+
+import argparse
+import array
+import bisect
+import hashlib
+import io
+import json
+import os
+import random
+import sys
+import time
+
+PYPI_TSV = "/usr/share/package-lists/pypi.tsv"
+NPM_TSV = "/usr/share/package-lists/npm.tsv"
+
+BLOCK = 1024  # families per random stream (unit of --shard)
+VOCAB_SIZE = 1 << 17
+
+# Boilerplate. "{}" is replaced by the package name of the seed.
+PREFIXES = [
+    "Python bindings for ",
+    "A fork of {} with fixes. ",
+    "[DEPRECATED] ",
+    "Unofficial ",
+    "Experimental: ",
+    "(WIP) ",
+    "{}: ",
+    "Yet another ",
+    "Lightweight ",
+    "TypeScript port of ",
+    "Node.js wrapper for ",
+    "Fork of {}: ",
+]
+SUFFIXES = [
+    " This package is deprecated.",
+    " Licensed under the MIT License.",
+    " Released under the Apache License 2.0.",
+    " BSD-3-Clause licensed.",
+    " Use {}-ng instead.",
+    " (maintained fork)",
+    " Work in progress.",
+    " Fork of {}.",
+    " Supports Python 3.8+.",
+    " Mirror of {}.",
+    " Not affiliated with the original project.",
+    " This package is no longer maintained.",
+    " GPLv3.",
+    " See the README for details.",
+]
+STRIP = ".,;:!?()[]{}\"'`*<>"
+
+
+# ---------------------------------------------------------------------------
+# seeds
+# ---------------------------------------------------------------------------
+
+
+def _read_tsv(path, col, source, max_rows):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        f.readline()  # header
+        n = 0
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if len(p) <= col:
+                continue
+            yield source, p[0], p[col]
+            n += 1
+            if max_rows and n >= max_rows:
+                break
+
+
+def _read_jsonl(path, max_rows):
+    with open(path, encoding="utf-8") as f:
+        n = 0
+        for line in f:
+            if not line.strip():
+                continue
+            d = json.loads(line)
+            yield "debian", d["id"], d["text"]
+            n += 1
+            if max_rows and n >= max_rows:
+                break
+
+
+def load_seeds(pypi, npm, extra, max_per_source, stats):
+    """Return (keys, texts): distinct non-empty texts, key = SOURCE/NAME."""
+    keys, texts, seen = [], [], set()
+    sources = []
+    if pypi:
+        sources.append(_read_tsv(pypi, 4, "pypi", max_per_source))
+    if npm:
+        sources.append(_read_tsv(npm, 3, "npm", max_per_source))
+    for path in extra or []:
+        sources.append(_read_jsonl(path, max_per_source))
+    read = empty = dup = badname = 0
+    for it in sources:
+        for source, name, text in it:
+            read += 1
+            text = text.strip()
+            if not text:
+                empty += 1
+                continue
+            if "#" in name or not name:
+                badname += 1
+                continue
+            if text in seen:
+                dup += 1
+                continue
+            seen.add(text)
+            key = source + "/" + name
+            keys.append(key)
+            texts.append(text)
+    crc = hashlib.blake2b("\0".join(keys).encode(), digest_size=8)
+    crc.update("\0".join(texts).encode())
+    stats.update(seed_rows=read, seed_empty=empty, seed_dup_texts=dup,
+                 seed_bad_names=badname, seeds=len(texts),
+                 seed_fingerprint=crc.hexdigest())
+    return keys, texts
+
+
+def build_vocab(texts, rng, size=VOCAB_SIZE):
+    """A frequency-weighted pool of corpus words (tokens of random seeds)."""
+    vocab = []
+    n = len(texts)
+    tries = 0
+    while len(vocab) < size and tries < size * 20:
+        tries += 1
+        toks = texts[int(rng.random() * n)].split()
+        w = toks[int(rng.random() * len(toks))].strip(STRIP)
+        if 2 <= len(w) <= 20 and "\n" not in w:
+            vocab.append(w)
+    if not vocab:
+        vocab = ["package", "library", "tool"]
+    return vocab
+
+
+def zipf_cdf(alpha, max_family):
+    w = [s ** -alpha for s in range(1, max_family + 1)]
+    tot = sum(w)
+    cdf, acc = [], 0.0
+    for x in w:
+        acc += x / tot
+        cdf.append(acc)
+    cdf[-1] = 1.0
+    return cdf
+
+
+# ---------------------------------------------------------------------------
+# Bloom filter (k = 2, deterministic hash)
+# ---------------------------------------------------------------------------
+
+
+class Bloom:
+    def __init__(self, items):
+        bits = 1 << 16
+        while bits < 16 * items and bits < (1 << 32):
+            bits <<= 1
+        self.mask = bits - 1
+        self.bits = bytearray(bits >> 3)
+        self.nbits = bits
+
+    def add_all(self, texts):
+        blake = hashlib.blake2b
+        from_bytes = int.from_bytes
+        bits, mask = self.bits, self.mask
+        for t in texts:
+            h = from_bytes(blake(t.encode(), digest_size=8).digest(), "little")
+            x = h & mask
+            y = (h >> 32) & mask
+            bits[x >> 3] |= 1 << (x & 7)
+            bits[y >> 3] |= 1 << (y & 7)
+
+    def add_new(self, text):
+        """Add text; return False if it was (possibly) present already."""
+        h = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        a = h & self.mask
+        b = (h >> 32) & self.mask
+        bits = self.bits
+        ma = 1 << (a & 7)
+        mb = 1 << (b & 7)
+        if bits[a >> 3] & ma and bits[b >> 3] & mb:
+            return False
+        bits[a >> 3] |= ma
+        bits[b >> 3] |= mb
+        return True
+
+
+# ---------------------------------------------------------------------------
+# edits
+# ---------------------------------------------------------------------------
+
+
+class Editor:
+    def __init__(self, vocab, lo, hi):
+        self.vocab = vocab
+        self.nv = len(vocab)
+        self.lo = lo
+        self.span = hi - lo
+
+    def edit(self, parent, name, rnd):
+        """One edited copy of parent (a str different from parent)."""
+        r = self.lo + self.span * rnd()
+        vocab, nv = self.vocab, self.nv
+        toks = parent.split(" ")
+        n = len(toks)
+        nops = int(r * n + rnd())
+        if nops == 0:
+            # light edit only: a typo, punctuation or case
+            u = rnd()
+            if u < 0.5:
+                text = self._typo(parent, rnd)
+            elif u < 0.8:
+                text = self._punct(parent, rnd)
+            else:
+                text = self._case(parent, rnd)
+            if text == parent:
+                text = self._typo(parent, rnd)
+            return text
+        for _ in range(nops):
+            u = rnd()
+            n = len(toks)
+            if u < 0.45:
+                toks[int(rnd() * n)] = vocab[int(rnd() * nv)]
+            elif u < 0.70:
+                toks.insert(int(rnd() * (n + 1)), vocab[int(rnd() * nv)])
+            elif u < 0.90:
+                if n > 1:
+                    del toks[int(rnd() * n)]
+            elif n > 1:
+                i = int(rnd() * (n - 1))
+                toks[i], toks[i + 1] = toks[i + 1], toks[i]
+        text = " ".join(toks)
+        # structural edits
+        if rnd() < r * 0.6:
+            text = self._reorder(text, rnd)
+        if rnd() < r * 0.8:
+            if rnd() < 0.5:
+                p = PREFIXES[int(rnd() * len(PREFIXES))]
+                if "{}" in p:
+                    p = p.replace("{}", name)
+                if rnd() < 0.5 and text[:1].isupper() and text[1:2].islower():
+                    text = text[0].lower() + text[1:]
+                text = p + text
+            else:
+                s = SUFFIXES[int(rnd() * len(SUFFIXES))]
+                if "{}" in s:
+                    s = s.replace("{}", name)
+                if text[-1:].isalnum() and rnd() < 0.7:
+                    text += "."
+                text += s
+        if rnd() < 0.12:
+            text = self._case(text, rnd)
+        if rnd() < 0.2 or text == parent:
+            text = self._punct(text, rnd)
+        if text == parent:
+            text = self._typo(text, rnd)
+        return text
+
+    @staticmethod
+    def _typo(text, rnd):
+        """Drop, double or swap a character, or add a word end."""
+        n = len(text)
+        if n < 3:
+            return text + "s"
+        i = 1 + int(rnd() * (n - 2))
+        u = rnd()
+        if u < 0.3:
+            return text[:i] + text[i + 1:]
+        if u < 0.6:
+            return text[:i] + text[i] + text[i:]
+        if u < 0.9 and text[i] != text[i + 1]:
+            return text[:i] + text[i + 1] + text[i] + text[i + 2:]
+        return text + "s"
+
+    @staticmethod
+    def _reorder(text, rnd):
+        for sep in (". ", ", ", " - ", "; ", " and "):
+            if sep in text:
+                parts = text.split(sep)
+                if len(parts) == 2:
+                    parts.reverse()
+                else:
+                    i = int(rnd() * (len(parts) - 1))
+                    parts[i], parts[i + 1] = parts[i + 1], parts[i]
+                return sep.join(parts)
+        return text
+
+    @staticmethod
+    def _case(text, rnd):
+        u = rnd()
+        if u < 0.45:
+            return text.lower()
+        if u < 0.75:
+            return text[:1].upper() + text[1:] if text[:1].islower() else text[:1].lower() + text[1:]
+        if u < 0.93:
+            return text.title()
+        return text.upper()
+
+    @staticmethod
+    def _punct(text, rnd):
+        u = rnd()
+        if u < 0.4:
+            return text[:-1] if text.endswith(".") else text + "."
+        if u < 0.55 and " - " in text:
+            return text.replace(" - ", ": ", 1)
+        if u < 0.7 and "," in text:
+            return text.replace(",", "")
+        if u < 0.8 and " and " in text:
+            return text.replace(" and ", " & ", 1)
+        if u < 0.9:
+            return text.rstrip(".!") + "!"
+        return text + " ..."
+
+
+# ---------------------------------------------------------------------------
+# generator
+# ---------------------------------------------------------------------------
+
+
+def family_plan(n_docs, seed, cdf):
+    """Yield family sizes (summing to n_docs), from their own random stream."""
+    rnd = random.Random("%s:sizes" % seed).random
+    total = 0
+    bl = bisect.bisect_left
+    nmax = len(cdf)
+    while total < n_docs:
+        s = bl(cdf, rnd()) + 1
+        if s > nmax:
+            s = nmax
+        if total + s > n_docs:
+            s = n_docs - total
+        total += s
+        yield s
+
+
+def generate(args, keys, texts, out, fam_out, stats, hist=None):
+    """Write the corpus to ``out`` (a text stream). Returns sample ids."""
+    t_setup = time.process_time()
+    S = len(texts)
+    N = args.docs
+    seed = args.seed
+    shard_i, shard_n = args.shard
+    cdf = zipf_cdf(args.family_alpha, args.max_family)
+    vocab = build_vocab(texts, random.Random("%s:vocab" % seed))
+    editor = Editor(vocab, args.edit_rate[0], args.edit_rate[1])
+    edit = editor.edit
+
+    bloom = Bloom(N // shard_n + S + 1)
+    bloom.add_all(texts)
+
+    sample = set()
+    if args.truth_sample:
+        sample = set(random.Random("%s:sample" % seed).sample(range(N), min(args.truth_sample, N)))
+    sample_ids = []
+
+    copies = array.array("I", bytes(4 * S))  # copies numbered so far, per seed
+    # One seeded shuffle for all rounds: family f uses seed perm[f mod S], so
+    # all families of a seed sit at the same position and land in one shard.
+    perm = list(range(S))
+    random.Random("%s:perm" % seed).shuffle(perm)
+
+    enc = json.encoder.encode_basestring
+    win = args.shuffle_window if args.shuffle_window > 1 else 0
+    buf = []  # shuffle window
+    pending = []  # lines ready to be written
+    wrng = random.Random("%s:window:%d/%d" % (seed, shard_i, shard_n)).random
+    write = out.write
+    rng = random.Random()
+    rnd = rng.random
+    rng2 = random.Random()
+    rnd2 = rng2.random
+    # Bloom filter, inlined in the hot loop
+    blake = hashlib.blake2b
+    from_bytes = int.from_bytes
+    bits, bmask = bloom.bits, bloom.mask
+    stats["setup_cpu"] = "%.1fs" % (time.process_time() - t_setup)
+    seed64 = seed & 0xFFFFFFFFFFFFFFFF
+    g = 0  # global document index (generation order)
+    nfam = written = redraws = originals = max_tries = 0
+    size_hist = {}
+    f = -1
+    for f, size in enumerate(family_plan(N, seed, cdf)):
+        r, pos = divmod(f, S)
+        si = perm[pos]
+        c0 = copies[si]
+        copies[si] = c0 + size - (1 if r == 0 else 0)
+        g0 = g
+        g += size
+        b = pos // BLOCK
+        if b % shard_n != shard_i:
+            continue
+        if size > (r == 0):
+            # each family has its own stream (a redraw in one family does
+            # not change the others, also across --shard runs)
+            rng.seed((f << 64) | seed64)
+        key = keys[si]
+        orig = texts[si]
+        ekey = enc(key)
+        if r == 0:
+            members = [orig]
+            lines = ['{"id": %s, "text": %s}\n' % (ekey, enc(orig))]
+            ids = [ekey] if fam_out is not None else None
+            originals += 1
+            j = 1
+        else:
+            members = []
+            lines = []
+            ids = [] if fam_out is not None else None
+            j = c0 + 1
+        if size > len(members):
+            name = key.split("/", 1)[1]
+            if name.startswith("@"):  # npm scope: @scope/pkg -> pkg
+                name = name.rsplit("/", 1)[-1]
+            ekey = ekey[:-1] + "#"
+            while len(members) < size:
+                if members and rnd() < 0.25:
+                    parent = members[int(rnd() * len(members))]
+                else:
+                    parent = orig
+                t = edit(parent, name, rnd)
+                tries = 0
+                while True:
+                    h = from_bytes(blake(t.encode(), digest_size=8).digest(), "little")
+                    x = h & bmask
+                    y = (h >> 32) & bmask
+                    mx = 1 << (x & 7)
+                    my = 1 << (y & 7)
+                    x >>= 3
+                    y >>= 3
+                    if not (bits[x] & mx and bits[y] & my):
+                        bits[x] |= mx
+                        bits[y] |= my
+                        break
+                    # a duplicate (or Bloom false positive): draw again from
+                    # a stream seeded by the rejected text, so that the main
+                    # stream (and thus the other copies) does not depend on
+                    # the Bloom filter's history
+                    # (seeded with the copy and attempt number too: no cycles)
+                    redraws += 1
+                    tries += 1
+                    rng2.seed(h + (tries << 64) + (j << 80) + (si << 112))
+                    if tries < 8:
+                        t = edit(t if rnd2() < 0.5 else parent, name, rnd2)
+                    else:  # crowded neighbourhood: keep editing the copy
+                        t = edit(t, name, rnd2)
+                if tries > max_tries:
+                    max_tries = tries
+                members.append(t)
+                i = '%s%d"' % (ekey, j)
+                lines.append('{"id": %s, "text": %s}\n' % (i, enc(t)))
+                if ids is not None:
+                    ids.append(i)
+                j += 1
+        if hist is not None:
+            hist(orig, members, r)
+        if sample:
+            for k in range(size):
+                if g0 + k in sample:
+                    sample_ids.append(json.loads(lines[k])["id"])
+        if win:
+            nb = len(buf)
+            for line in lines:
+                if nb < win:
+                    buf.append(line)
+                    nb += 1
+                else:
+                    k = int(wrng() * win)
+                    pending.append(buf[k])
+                    buf[k] = line
+        else:
+            pending += lines
+        if len(pending) >= 4096:
+            write("".join(pending))
+            pending.clear()
+        if fam_out is not None:
+            fam_out.write('{"family": %d, "seed": %s, "round": %d, "ids": [%s]}\n' % (
+                f, enc(key), r, ", ".join(ids)))
+        nfam += 1
+        written += size
+        size_hist[size] = size_hist.get(size, 0) + 1
+    if pending:
+        write("".join(pending))
+    if buf:
+        # drain the window in a seeded random order
+        random.Random("%s:drain:%d/%d" % (seed, shard_i, shard_n)).shuffle(buf)
+        write("".join(buf))
+    stats.update(docs=written, families=nfam, originals=originals,
+                 edited=written - originals, redraws=redraws, max_tries=max_tries,
+                 rounds=f // S + 1 if f >= 0 else 0, bloom_mb="%.0f" % (bloom.nbits / 8 / 2**20))
+    stats["_size_hist"] = size_hist
+    return sample_ids
+
+
+# ---------------------------------------------------------------------------
+# similarity (for --similarity and --self-test)
+# ---------------------------------------------------------------------------
+
+
+def shingles(text):
+    t = " ".join(text.lower().split())
+    if len(t) < 5:
+        return {t}
+    return {t[i:i + 5] for i in range(len(t) - 4)}
+
+
+def jaccard(a, b):
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+class SimHist:
+    """Histogram of Jaccard(copy, original seed text) in bins of 0.1."""
+
+    def __init__(self):
+        self.bins = [0] * 11
+
+    def __call__(self, orig, members, r):
+        so = shingles(orig)
+        for t in (members[1:] if r == 0 else members):
+            self.bins[int(jaccard(so, shingles(t)) * 10)] += 1
+
+    def lines(self):
+        tot = sum(self.bins) or 1
+        out = []
+        for i, c in enumerate(self.bins):
+            label = "1.0      " if i == 10 else "[%.1f,%.1f)" % (i / 10, (i + 1) / 10)
+            out.append("  J %s %9d %5.1f%% %s" % (label, c, 100 * c / tot, "#" * round(50 * c / tot)))
+        return out
+
+
+def size_hist_lines(size_hist):
+    edges = [1, 2, 3, 4, 5, 6, 11, 21, 51, 101, 201, 501, 1001, 10**9]
+    tot_f = sum(size_hist.values()) or 1
+    tot_d = sum(s * c for s, c in size_hist.items()) or 1
+    out = ["  size        families      %      docs      %"]
+    for lo, hi in zip(edges, edges[1:]):
+        fc = sum(c for s, c in size_hist.items() if lo <= s < hi)
+        dc = sum(s * c for s, c in size_hist.items() if lo <= s < hi)
+        if not fc:
+            continue
+        label = str(lo) if hi == lo + 1 else "%d-%d" % (lo, hi - 1)
+        out.append("  %-9s %10d %6.2f %9d %6.2f" % (label, fc, 100 * fc / tot_f, dc, 100 * dc / tot_d))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# self-test
+# ---------------------------------------------------------------------------
+
+
+def self_test():
+    t0 = time.monotonic()
+    st = {}
+    keys, texts = load_seeds(PYPI_TSV, NPM_TSV, None, 2000, st)
+    assert len(texts) > 1000, "too few seed texts in %s / %s" % (PYPI_TSV, NPM_TSV)
+    N = 30000  # > seeds * mean family size: exercises rounds >= 1
+
+    def run(seed, docs=N, window=1000):
+        a = argparse.Namespace(docs=docs, seed=seed, shard=(0, 1), family_alpha=2.0,
+                               max_family=300, edit_rate=(0.0, 0.3), truth_sample=50,
+                               shuffle_window=window)
+        out, fam = io.StringIO(), io.StringIO()
+        hist = SimHist()
+        s = {}
+        sample = generate(a, keys, texts, out, fam, s, hist)
+        return out.getvalue(), fam.getvalue(), sample, hist, s
+
+    c1, f1, s1, hist, stats = run(7)
+    c2, f2, s2, _, _ = run(7)
+    assert c1 == c2 and f1 == f2 and s1 == s2, "same seed, different output"
+    c3, _, _, _, _ = run(8)
+    assert c3 != c1, "different seed, same output"
+    docs = [json.loads(l) for l in c1.splitlines()]
+    assert len(docs) == N, len(docs)
+    ids = [d["id"] for d in docs]
+    assert len(set(ids)) == N, "duplicate ids"
+    assert len({d["text"] for d in docs}) == N, "duplicate texts"
+    fams = [json.loads(l) for l in f1.splitlines()]
+    assert sum(len(x["ids"]) for x in fams) == N, "family sizes do not sum to N"
+    assert sorted(i for x in fams for i in x["ids"]) == sorted(ids), "families != corpus ids"
+    assert len(s1) == 50 and set(s1) <= set(ids), "bad sample"
+    assert stats["rounds"] >= 2, stats
+    # a shard is a subset of the families, with the same ids
+    sh = argparse.Namespace(docs=N, seed=7, shard=(1, 3), family_alpha=2.0, max_family=300,
+                            edit_rate=(0.0, 0.3), truth_sample=0, shuffle_window=0)
+    o = io.StringIO()
+    generate(sh, keys, texts, o, None, {})
+    sids = {json.loads(l)["id"] for l in o.getvalue().splitlines()}
+    assert sids and sids < set(ids), "shard ids not a subset"
+    # similarity spread of edited copies
+    tot = sum(hist.bins)
+    frac = [c / tot for c in hist.bins]
+    print("self-test: docs=%d families=%d rounds=%d redraws=%d seeds=%d" % (
+        N, stats["families"], stats["rounds"], stats["redraws"], len(texts)), file=sys.stderr)
+    print("family sizes:", file=sys.stderr)
+    print("\n".join(size_hist_lines(stats["_size_hist"])), file=sys.stderr)
+    print("Jaccard(copy, original), char 5-shingles:", file=sys.stderr)
+    print("\n".join(hist.lines()), file=sys.stderr)
+    assert sum(1 for x in frac[5:] if x >= 0.03) >= 4, "copies not spread over 0.5-1.0"
+    assert sum(frac[:5]) >= 0.03, "no copies below 0.5"
+    assert sum(frac[5:]) >= 0.5, "most copies below 0.5"
+    print("self-test: OK (%.1fs)" % (time.monotonic() - t0), file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# driver
+# ---------------------------------------------------------------------------
+
+
+def _shard(s):
+    try:
+        i, n = s.split("/")
+        i, n = int(i), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected i/n")
+    if not (n >= 1 and 0 <= i < n):
+        raise argparse.ArgumentTypeError("need 0 <= i < n")
+    return i, n
+
+
+def _rate(s):
+    try:
+        lo, hi = (float(x) for x in s.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected LO,HI")
+    if not 0 <= lo <= hi <= 2:
+        raise argparse.ArgumentTypeError("need 0 <= LO <= HI <= 2")
+    return lo, hi
+
+
+class _Atomic:
+    """A text file written as FILE.tmp and renamed when complete.
+
+    A symlink or anything that is not a regular file (/dev/null, /dev/stdout,
+    a FIFO) is written in place: renaming would replace the link or device.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.tmp = None
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+            self.f = open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
+            return
+        d = os.path.dirname(os.path.abspath(path))
+        os.makedirs(d, exist_ok=True)
+        self.tmp = path + ".tmp"
+        self.f = open(self.tmp, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
+
+    def commit(self):
+        self.f.close()
+        if self.tmp is not None:
+            os.replace(self.tmp, self.path)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        description="Generate a large corpus with planted near-duplicate families "
+                    '(JSON Lines {"id": ..., "text": ...}).')
+    p.add_argument("--docs", "-n", type=int, default=1000000, help="documents to write (default %(default)s)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default %(default)s)")
+    p.add_argument("--out", "-o", default="-", help="corpus file (default: stdout)")
+    p.add_argument("--families", help="write the planted families as JSON Lines here")
+    p.add_argument("--truth-sample", type=int, default=0, metavar="M",
+                   help="choose M documents for exact-truth computations")
+    p.add_argument("--sample-out", help="file for the --truth-sample ids (one per line)")
+    p.add_argument("--family-alpha", type=float, default=2.0,
+                   help="power-law exponent of family sizes, P(s) ~ s^-alpha (default %(default)s)")
+    p.add_argument("--max-family", type=int, default=1000, help="largest family size (default %(default)s)")
+    p.add_argument("--edit-rate", type=_rate, default=(0.0, 0.3), metavar="LO,HI",
+                   help="per-copy edit rate range, word edits per word (default 0.0,0.3)")
+    p.add_argument("--shuffle-window", type=int, default=100000, metavar="W",
+                   help="output order shuffle window in documents, 0 = family by family "
+                        "(default %(default)s)")
+    p.add_argument("--shard", type=_shard, default=(0, 1), metavar="i/n",
+                   help="write only blocks b = i mod n of families")
+    p.add_argument("--pypi", default=PYPI_TSV, help="PyPI TSV (default %(default)s; '' = none)")
+    p.add_argument("--npm", default=NPM_TSV, help="npm TSV (default %(default)s; '' = none)")
+    p.add_argument("--extra", action="append", metavar="FILE",
+                   help="also use the texts of this JSONL (from debian_corpus.py); repeatable")
+    p.add_argument("--max-seeds-per-source", type=int, default=0, metavar="K",
+                   help="read only the first K rows of each input (testing)")
+    p.add_argument("--similarity", action="store_true",
+                   help="also print a histogram of Jaccard(copy, original) (slower)")
+    p.add_argument("--self-test", action="store_true", help="run the self-test and exit")
+    args = p.parse_args(argv)
+    if args.self_test:
+        return self_test()
+    if args.docs < 0:
+        p.error("--docs must be >= 0")
+    if args.max_family < 1:
+        p.error("--max-family must be >= 1")
+    if args.truth_sample and not args.sample_out:
+        p.error("--truth-sample needs --sample-out")
+
+    t0 = time.monotonic()
+    stats = {}
+    keys, texts = load_seeds(args.pypi, args.npm, args.extra, args.max_seeds_per_source, stats)
+    if not texts:
+        p.error("no seed texts")
+    t_load = time.monotonic() - t0
+
+    out = sys.stdout if args.out == "-" else None
+    outf = _Atomic(args.out) if out is None else None
+    famf = _Atomic(args.families) if args.families else None
+    hist = SimHist() if args.similarity else None
+    t1 = time.monotonic()
+    c1 = time.process_time()
+    try:
+        sample_ids = generate(args, keys, texts, out or outf.f, famf.f if famf else None,
+                              stats, hist)
+        if out is not None:
+            out.flush()
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    t_gen = time.monotonic() - t1
+    c_gen = time.process_time() - c1
+    if outf:
+        outf.commit()
+    if famf:
+        famf.commit()
+    if args.sample_out:
+        sf = _Atomic(args.sample_out)
+        sf.f.write("".join(i + "\n" for i in sample_ids))
+        sf.commit()
+    keys_ = ["docs", "families", "rounds", "originals", "edited", "redraws", "max_tries", "seeds",
+             "seed_empty", "seed_dup_texts", "bloom_mb", "seed_fingerprint", "setup_cpu"]
+    shard = " shard=%d/%d" % args.shard if args.shard[1] > 1 else ""
+    print("scale-corpus seed=%d%s: %s load=%.1fs gen=%.1fs gen_cpu=%.1fs docs_per_s=%.0f docs_per_cpu_s=%.0f%s" % (
+        args.seed, shard, " ".join("%s=%s" % (k, stats.get(k, 0)) for k in keys_),
+        t_load, t_gen, c_gen, stats["docs"] / t_gen if t_gen > 0 else 0,
+        stats["docs"] / c_gen if c_gen > 0 else 0,
+        "" if outf is None or outf.tmp is None else
+        " out=%s (%d bytes)" % (args.out, os.path.getsize(args.out))),
+        file=sys.stderr)
+    if args.similarity:
+        print("family sizes:", file=sys.stderr)
+        print("\n".join(size_hist_lines(stats["_size_hist"])), file=sys.stderr)
+        print("Jaccard(copy, original seed text), char 5-shingles:", file=sys.stderr)
+        print("\n".join(hist.lines()), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
