@@ -687,6 +687,25 @@ mod tests {
     }
 
     #[test]
+    fn block_bytes_are_pinned() {
+        // Tag 5, CRC-32 of tag and payload, then (key, id) pairs as u64 LE.
+        let bytes = encode_block(&[(0x0102_0304_0506_0708, 1), (u64::MAX, 2)]);
+        assert_eq!(bytes.len(), 5 + 32);
+        assert_eq!(bytes[0], 5);
+        assert_eq!(
+            &bytes[5..],
+            &[
+                8, 7, 6, 5, 4, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, //
+                255, 255, 255, 255, 255, 255, 255, 255, 2, 0, 0, 0, 0, 0, 0, 0,
+            ]
+        );
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&bytes[..1]);
+        crc.update(&bytes[5..]);
+        assert_eq!(&bytes[1..5], &crc.finalize().to_le_bytes());
+    }
+
+    #[test]
     fn size_classes() {
         assert_eq!(class(0), 0);
         assert_eq!(class(1), 0);

@@ -1,0 +1,162 @@
+//! The scale benchmark of issue 11: does the cost per document stay flat
+//! as the file grows to millions of documents?
+//!
+//! ```text
+//! cargo run --release --example scale_bench -- \
+//!     --corpus tools/data/scale-10m.jsonl --db /tmp/scale.lshdb \
+//!     [--step 1000000] [--limit N] [--threshold 0.8] [--queries 1000] [--singles 50]
+//! ```
+//!
+//! Loads the corpus (JSON Lines `{"id", "text"}`, e.g. from
+//! `tools/scale_corpus.py`) into one new database with `insert_bulk` and
+//! the default options, `--step` documents at a time. After each step it
+//! prints one JSON line: the step's load rate, the process's bytes written
+//! per document of the step (`/proc/self/io`), the file's bytes per
+//! document, the runs, the time of single durable inserts and removes, the
+//! latency of verified queries (p50/p99 over `--queries` texts of the step,
+//! one thread), reopen + first query, and the peak and current RSS.
+
+use lshdb::{BulkOptions, Config, Database};
+use serde_json::json;
+use std::io::BufRead;
+use std::time::{Duration, Instant};
+
+type Error = Box<dyn std::error::Error>;
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let corpus = flag("--corpus").ok_or("missing --corpus")?;
+    let db_path = flag("--db").ok_or("missing --db")?;
+    let step: usize = flag("--step").map_or(Ok(1_000_000), |s| s.parse())?;
+    let limit: usize = flag("--limit").map_or(Ok(usize::MAX), |s| s.parse())?;
+    let threshold: f64 = flag("--threshold").map_or(Ok(0.8), |s| s.parse())?;
+    let queries: usize = flag("--queries").map_or(Ok(1000), |s| s.parse())?;
+    let singles: usize = flag("--singles").map_or(Ok(50), |s| s.parse())?;
+
+    let _ = std::fs::remove_file(&db_path);
+    let mut db = Database::create(&db_path, Config::jaccard(threshold))?;
+    let mut lines = std::io::BufReader::new(std::fs::File::open(&corpus)?).lines();
+    let mut loaded = 0usize;
+    let started = Instant::now();
+    while loaded < limit {
+        let take = step.min(limit - loaded);
+        let mut docs = Vec::with_capacity(take);
+        for line in lines.by_ref().take(take) {
+            let value: serde_json::Value = serde_json::from_str(&line?)?;
+            if let (Some(id), Some(text)) = (value["id"].as_str(), value["text"].as_str()) {
+                docs.push((id.to_owned(), text.to_owned()));
+            }
+        }
+        if docs.is_empty() {
+            break;
+        }
+        // Queries: every k-th text of this step.
+        let every = (docs.len() / queries.max(1)).max(1);
+        let sample: Vec<String> = docs.iter().step_by(every).map(|d| d.1.clone()).collect();
+        let written_before = written_bytes();
+        let t = Instant::now();
+        let report = db.insert_bulk(docs.into_iter(), &BulkOptions::default(), |_| true)?;
+        let load = t.elapsed();
+        let written = written_bytes().saturating_sub(written_before);
+        loaded += report.inserted as usize;
+
+        let mut query_times = Vec::with_capacity(sample.len());
+        let mut hits = 0usize;
+        for text in &sample {
+            let t = Instant::now();
+            if let Ok(result) = db.query(text).run() {
+                hits += result.hits.len();
+            }
+            query_times.push(t.elapsed());
+        }
+        query_times.sort();
+
+        let mut inserts = Vec::new();
+        let mut removes = Vec::new();
+        for i in 0..singles {
+            let key = format!("single-{loaded}-{i}");
+            let text = format!("a single document number {i} written at {loaded} documents");
+            let t = Instant::now();
+            db.insert(&key, text.as_str())?;
+            inserts.push(t.elapsed());
+            let t = Instant::now();
+            db.remove(&key)?;
+            removes.push(t.elapsed());
+        }
+        inserts.sort();
+        removes.sort();
+
+        drop(db);
+        let t = Instant::now();
+        db = Database::open(&db_path)?;
+        let _ = db.query(&sample[0]).run()?;
+        let reopen = t.elapsed();
+
+        let stats = db.stats()?;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let pct = |v: &[Duration], p: f64| {
+            v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+                .map_or(0.0, |d| ms(*d))
+        };
+        println!(
+            "{}",
+            json!({
+                "documents": stats.documents,
+                "step_documents": report.inserted,
+                "step_docs_per_s": (report.inserted as f64 / load.as_secs_f64()).round(),
+                "step_seconds": load.as_secs_f64(),
+                "commits": report.commits,
+                "ms_per_commit": ms(load) / report.commits.max(1) as f64,
+                "written_bytes_per_doc": (written as f64 / report.inserted.max(1) as f64).round(),
+                "file_bytes": stats.file_bytes,
+                "file_bytes_per_doc": (stats.file_bytes as f64 / stats.documents.max(1) as f64).round(),
+                "runs": stats.runs,
+                "fresh_postings": stats.fresh_postings,
+                "query_p50_ms": pct(&query_times, 0.5),
+                "query_p99_ms": pct(&query_times, 0.99),
+                "queries": query_times.len(),
+                "hits_per_query": hits as f64 / query_times.len().max(1) as f64,
+                "single_insert_p50_ms": pct(&inserts, 0.5),
+                "single_remove_p50_ms": pct(&removes, 0.5),
+                "reopen_first_query_ms": ms(reopen),
+                "peak_rss_mb": status_kb("VmHWM") / 1024,
+                "rss_mb": status_kb("VmRSS") / 1024,
+                "elapsed_s": started.elapsed().as_secs_f64().round(),
+            })
+        );
+    }
+    Ok(())
+}
+
+/// Bytes this process has caused to be written to storage so far.
+fn written_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("write_bytes: ")?.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// A `/proc/self/status` field in kB.
+fn status_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix(field)?
+                    .trim_start_matches(':')
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+}
