@@ -60,7 +60,7 @@ fn main() -> Result<(), Error> {
         let sample: Vec<String> = docs.iter().step_by(every).map(|d| d.1.clone()).collect();
         let written_before = written_bytes();
         let t = Instant::now();
-        let report = db.insert_bulk(docs.into_iter(), &BulkOptions::default(), |_| true)?;
+        let report = db.insert_bulk(docs, &BulkOptions::default(), |_| true)?;
         let load = t.elapsed();
         let written = written_bytes().saturating_sub(written_before);
         loaded += report.inserted as usize;
