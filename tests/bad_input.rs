@@ -563,3 +563,30 @@ fn fixture_at(path: &Path) -> Database {
     db.insert("b", TEXT_B).unwrap();
     db
 }
+
+/// A file cut just after redb's magic number (or anywhere inside the
+/// header) says "truncated", not "failed to fill whole buffer" — for
+/// writers and read-only opens alike.
+#[test]
+fn a_file_cut_after_its_magic_number_is_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.lshdb");
+    drop(fixture_at(&whole));
+    let bytes = std::fs::read(&whole).unwrap();
+    for cut in [REDB_MAGIC.len(), REDB_MAGIC.len() + 1, 64, 319] {
+        let path = dir.path().join(format!("cut-{cut}.lshdb"));
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        for read_only in [false, true] {
+            let err = Database::builder()
+                .read_only(read_only)
+                .open(&path)
+                .unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                matches!(err, Error::NotADatabase { .. }) && msg.contains("truncated"),
+                "cut at {cut}, read_only {read_only}: {msg}"
+            );
+            assert!(!msg.contains("fill whole buffer"), "{msg}");
+        }
+    }
+}
