@@ -169,3 +169,33 @@ fn fresh_postings_of_single_writes_become_a_run() {
     assert!(found.contains(&"late".to_owned()) && found.contains(&"d3".to_owned()));
     assert!(db.check().unwrap().is_clean());
 }
+
+/// A bucket larger than a block (256 postings) spans blocks: look-ups read
+/// all of it, or its lowest ids up to the cap, and say it was cut.
+#[test]
+fn buckets_spanning_blocks_are_read_whole_or_to_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("big.lshdb"), Config::jaccard(0.8)).unwrap();
+    let same = text(1, 1);
+    let docs: Vec<(String, String)> = (0..600)
+        .map(|i| (format!("copy{i:04}"), same.clone()))
+        .chain((0..50).map(|i| {
+            let other = format!("unrelated note {i}: {} and nothing else", i * 7919);
+            (format!("other{i}"), other)
+        }))
+        .collect();
+    db.insert_bulk(docs, &BulkOptions::default(), |_| true)
+        .unwrap();
+    let all = db.query(&same).max_bucket(10_000).run().unwrap();
+    assert_eq!(all.hits.len(), 600);
+    assert!(all.explain.truncated_buckets.is_empty());
+    let capped = db.query(&same).max_bucket(100).run().unwrap();
+    assert_eq!(capped.hits.len(), 100);
+    assert!(!capped.explain.truncated_buckets.is_empty());
+    // The lowest ids: the first 100 copies stored.
+    let mut keys: Vec<String> = capped.hits.into_iter().map(|h| h.key).collect();
+    keys.sort();
+    assert_eq!(keys.first().map(String::as_str), Some("copy0000"));
+    assert_eq!(keys.last().map(String::as_str), Some("copy0099"));
+    assert!(db.check().unwrap().is_clean());
+}

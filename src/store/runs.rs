@@ -287,8 +287,25 @@ fn postings_of(
         Some(id) => id + 1,
         None => 0,
     };
-    // The last block starting at or before (key, start): the bucket's
-    // postings from `start` on are there or in the blocks after it.
+    // The common case in one descent: the last block starting at or before
+    // (key, MAX). When it starts before `key`, the next block starts after
+    // the bucket, so the whole bucket (if any) is in this one.
+    let last = blocks
+        .range((run, band, 0, 0)..=(run, band, key, u64::MAX))?
+        .next_back()
+        .transpose()?;
+    let Some((last_key, last_block)) = last else {
+        return Ok(false);
+    };
+    if last_key.value().2 < key {
+        let payload = block_payload(last_block.value()).map_err(|e| context(e, run, band))?;
+        let mut taken = 0;
+        return Ok(collect_block(payload, key, start, cap, &mut taken, out).unwrap_or(false));
+    }
+    drop((last_key, last_block));
+    // The bucket fills whole blocks: start at the last block starting at
+    // or before (key, start); its postings from `start` on are there or in
+    // the blocks after it.
     let first = blocks
         .range((run, band, 0, 0)..=(run, band, key, start))?
         .next_back()
@@ -299,30 +316,49 @@ fn postings_of(
     for block in blocks.range(from..=(run, band, key, u64::MAX))? {
         let (_, bytes) = block?;
         let payload = block_payload(bytes.value()).map_err(|e| context(e, run, band))?;
-        let n = payload.len() / ENTRY;
-        // The first entry ≥ (key, start): binary search on the fixed width.
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if entry(payload, mid) < (key, start) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        for i in lo..n {
-            let (k, id) = entry(payload, i);
-            if k != key {
-                return Ok(false);
-            }
-            if taken == cap {
-                return Ok(true);
-            }
-            out.push(id);
-            taken += 1;
+        match collect_block(payload, key, start, cap, &mut taken, out) {
+            Some(cut) => return Ok(cut),
+            None => continue,
         }
     }
     Ok(false)
+}
+
+/// Appends the ids of `payload` (a block) posted under `key` from id
+/// `start` on, up to `cap` in all (`taken` so far). `Some(cut)` when the
+/// bucket ended in this block or was cut; `None` when it may go on in the
+/// next block.
+fn collect_block(
+    payload: &[u8],
+    key: u64,
+    start: u64,
+    cap: usize,
+    taken: &mut usize,
+    out: &mut Vec<u64>,
+) -> Option<bool> {
+    let n = payload.len() / ENTRY;
+    // The first entry ≥ (key, start): binary search on the fixed width.
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if entry(payload, mid) < (key, start) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for i in lo..n {
+        let (k, id) = entry(payload, i);
+        if k != key {
+            return Some(false);
+        }
+        if *taken == cap {
+            return Some(true);
+        }
+        out.push(id);
+        *taken += 1;
+    }
+    None
 }
 
 /// The postings of run `run` in band `band` with keys in `lo..hi` (`hi`
