@@ -170,7 +170,7 @@ fn fresh_postings_of_single_writes_become_a_run() {
     assert!(db.check().unwrap().is_clean());
 }
 
-/// A bucket larger than a block (256 postings) spans blocks: look-ups read
+/// A bucket larger than a block (240 postings) spans blocks: look-ups read
 /// all of it, or its lowest ids up to the cap, and say it was cut.
 #[test]
 fn buckets_spanning_blocks_are_read_whole_or_to_the_cap() {

@@ -48,8 +48,10 @@ pub const RUNS: TableDefinition<u32, u64> = TableDefinition::new("runs");
 /// Ids of removed documents whose postings may still be in runs.
 pub const DEAD_IDS: TableDefinition<u64, ()> = TableDefinition::new("dead_ids");
 
-/// Postings per block at most (4 KiB of entries).
-pub const BLOCK_ENTRIES: usize = 256;
+/// Postings per block at most: 3,840 bytes of entries, so that a block
+/// and its key fit in one 4 KiB page of redb (a larger leaf takes 8 KiB,
+/// and every look-up reads one).
+pub const BLOCK_ENTRIES: usize = 240;
 
 /// Fresh postings (the `buckets` table) at most before they become a run.
 pub const FRESH_MAX: u64 = 1 << 16;
@@ -290,14 +292,20 @@ fn postings_of(
     // The common case in one descent: the last block starting at or before
     // (key, MAX). When it starts before `key`, the next block starts after
     // the bucket, so the whole bucket (if any) is in this one.
+    // (An open start: a bounded one would descend to the range's first
+    // block too, one more page read per look-up.)
     let last = blocks
-        .range((run, band, 0, 0)..=(run, band, key, u64::MAX))?
+        .range(..=(run, band, key, u64::MAX))?
         .next_back()
         .transpose()?;
     let Some((last_key, last_block)) = last else {
         return Ok(false);
     };
-    if last_key.value().2 < key {
+    let (r, b, first_key, _) = last_key.value();
+    if (r, b) != (run, band) {
+        return Ok(false); // the run has no block of this band at or before the key
+    }
+    if first_key < key {
         let payload = block_payload(last_block.value()).map_err(|e| context(e, run, band))?;
         let mut taken = 0;
         return Ok(collect_block(payload, key, start, cap, &mut taken, out).unwrap_or(false));
@@ -307,10 +315,11 @@ fn postings_of(
     // or before (key, start); its postings from `start` on are there or in
     // the blocks after it.
     let first = blocks
-        .range((run, band, 0, 0)..=(run, band, key, start))?
+        .range(..=(run, band, key, start))?
         .next_back()
         .transpose()?
-        .map(|(k, _)| k.value());
+        .map(|(k, _)| k.value())
+        .filter(|k| (k.0, k.1) == (run, band));
     let from = first.unwrap_or((run, band, key, start));
     let mut taken = 0;
     for block in blocks.range(from..=(run, band, key, u64::MAX))? {
