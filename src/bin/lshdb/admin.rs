@@ -110,6 +110,9 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
             },
             "buckets": stats.buckets,
             "postings": stats.postings,
+            "runs": stats.runs,
+            "run_postings": stats.run_postings,
+            "fresh_postings": stats.fresh_postings,
             "simhash_postings": stats.simhash_postings,
             "bucket_size_histogram": stats.histogram.iter().enumerate().map(|(i, n)| json!({
                 "min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n
@@ -140,6 +143,10 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
     line(format_args!(
         "buckets     {} non-empty, {} postings, {} SimHash postings",
         stats.buckets, stats.postings, stats.simhash_postings
+    ));
+    line(format_args!(
+        "storage     {} posting run(s) holding {} postings, {} fresh postings",
+        stats.runs, stats.run_postings, stats.fresh_postings
     ));
     for (i, n) in stats.histogram.iter().enumerate() {
         let (lo, hi) = (1u64 << i, (1u64 << (i + 1)) - 1);
