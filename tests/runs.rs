@@ -199,3 +199,25 @@ fn buckets_spanning_blocks_are_read_whole_or_to_the_cap() {
     assert_eq!(keys.last().map(String::as_str), Some("copy0099"));
     assert!(db.check().unwrap().is_clean());
 }
+
+/// Runs of odd sizes (short last commits, flushes) must not stop merges:
+/// the run count stays logarithmic whatever the commit sizes.
+#[test]
+fn odd_sized_runs_do_not_pile_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("odd.lshdb"), Config::jaccard(0.8)).unwrap();
+    let docs = corpus(400, 1);
+    let mut next = docs.iter().cloned();
+    // Loads of 11 documents in commits of 4: each ends with a short run.
+    for _ in 0..36 {
+        let chunk: Vec<(String, String)> = next.by_ref().take(11).collect();
+        db.insert_bulk(chunk, &BulkOptions::default().batch(4), |_| true)
+            .unwrap();
+    }
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.documents, 396);
+    // 396 documents × 16 bands in runs of classes from 6 (4 × 16) up: at
+    // most one run per class.
+    assert!(stats.runs <= 8, "{} runs", stats.runs);
+    assert!(db.check().unwrap().is_clean());
+}

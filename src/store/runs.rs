@@ -582,18 +582,23 @@ impl<'t> RunWriter<'t> {
         Ok(())
     }
 
-    /// Merges the two newest runs while they are of the same size class.
+    /// Keeps the runs' size classes strictly decreasing from the oldest
+    /// run to the newest, like the digits of a binary counter: while a run
+    /// is of no larger a class than the run after it, the two are merged.
+    /// So there are at most as many runs as size classes (log₂ of the
+    /// postings), whatever the sizes of the runs added — comparing only the
+    /// two newest runs, an odd-sized run (a load's last, short commit)
+    /// would stop every merge behind it, and runs would pile up.
     fn merge_by_policy(&mut self) -> Result<()> {
         loop {
             let list = self.list.clone();
-            let [.., (_, older), (_, newer)] = list.as_slice() else {
+            let Some(i) = (0..list.len().saturating_sub(1))
+                .rev()
+                .find(|&i| class(list[i].1) <= class(list[i + 1].1))
+            else {
                 return Ok(());
             };
-            if class(*older) != class(*newer) {
-                return Ok(());
-            }
-            let take = list.len() - 2;
-            self.merge(&list[take..], take == 0)?;
+            self.merge(&list[i..=i + 1], list.len() == 2)?;
         }
     }
 
