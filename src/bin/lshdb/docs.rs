@@ -150,15 +150,20 @@ fn export_header(settings: &Settings) -> serde_json::Value {
     })
 }
 
-/// Refuses an output path that is the database file itself, under any
-/// name: the same path, a symbolic link to it or a hard link (same device
-/// and inode).
-fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
+/// Whether two paths name one existing file: the same path, a symbolic
+/// link to it or a hard link (same device and inode).
+pub fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let (Ok(db_meta), Ok(out_meta)) = (std::fs::metadata(db), std::fs::metadata(out)) else {
-        return Ok(());
+    let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
     };
-    if db_meta.dev() == out_meta.dev() && db_meta.ino() == out_meta.ino() {
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+/// Refuses an output path that is the database file itself, under any
+/// name (see [`same_file`]).
+fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
+    if same_file(db, out) {
         return fail(format!(
             "{} is the database file itself ({}); export to another file",
             out.display(),
@@ -173,9 +178,19 @@ fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
 /// it is deleted and the target is untouched. An existing target that is
 /// not a regular file (`/dev/stdout`, a FIFO) is written directly: there
 /// is nothing there to truncate or to replace.
-struct Output {
+pub struct Output {
     writer: BufWriter<Sink>,
     target: PathBuf,
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.writer.flush()
+    }
 }
 
 enum Sink {
@@ -200,7 +215,7 @@ impl Write for Sink {
 }
 
 impl Output {
-    fn create(out: &Path) -> Result<Self, CliError> {
+    pub fn create(out: &Path) -> Result<Self, CliError> {
         if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
             let file = std::fs::OpenOptions::new().write(true).open(out)?;
             return Ok(Self {
@@ -239,7 +254,7 @@ impl Output {
     }
 
     /// Flushes, syncs and renames the file into place.
-    fn finish(self) -> Result<(), CliError> {
+    pub fn finish(self) -> Result<(), CliError> {
         let temp = match self.writer.into_inner().map_err(|e| e.into_error())? {
             Sink::Temp(temp) => temp,
             Sink::Direct(_) => return Ok(()),

@@ -9,6 +9,7 @@
 mod add;
 mod admin;
 mod args;
+mod dedup;
 mod docs;
 mod input;
 mod inspect;
@@ -16,6 +17,7 @@ mod interrupt;
 mod output;
 mod pairs;
 mod query;
+mod records;
 mod scan;
 mod tune;
 
@@ -44,6 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Scan(scan::Args),
+    Dedup(dedup::Args),
     Create(admin::CreateArgs),
     Add(add::Args),
     Query(query::Args),
@@ -186,6 +189,7 @@ fn main() -> ExitCode {
 fn run(command: Command) -> CmdResult {
     match command {
         Command::Scan(args) => scan::run(&args),
+        Command::Dedup(args) => dedup::run(&args),
         Command::Create(args) => admin::create(&args),
         Command::Add(args) => add::run(&args),
         Command::Query(args) => query::run(&args),
