@@ -379,6 +379,9 @@ pub struct ImportArgs {
     /// they must have been made with this database's shingling.
     #[arg(long)]
     unchecked_shingles: bool,
+    /// One JSON object as the summary.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -490,5 +493,5 @@ pub fn import(args: &ImportArgs) -> CmdResult {
     if let Some(fatal) = fatal.into_inner() {
         skips.fatal = Some(fatal);
     }
-    report(&summary, skips)
+    report(&summary, skips, args.json)
 }

@@ -242,7 +242,6 @@ pub fn read_text_file(path: &std::path::Path) -> std::io::Result<FileText> {
 
 /// Reads text from an open stream (standard input) as [`read_text_file`]
 /// does: decompressed, bounded, binary told apart.
-#[allow(dead_code)] // used by `add -` (next commit)
 pub fn read_text_stream<R: Read + Send + 'static>(input: R) -> std::io::Result<FileText> {
     bounded_text(decoded(std::io::BufReader::new(input))?, None)
 }

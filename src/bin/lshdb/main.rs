@@ -20,6 +20,7 @@ mod query;
 mod records;
 mod scan;
 mod tune;
+mod walk;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
