@@ -65,6 +65,9 @@ pub struct RemoveArgs {
     /// Keys to remove.
     #[arg(required = true)]
     keys: Vec<String>,
+    /// One JSON object: {"removed": N, "missing": [KEY, ...]}.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -79,10 +82,12 @@ pub fn remove(args: &RemoveArgs) -> CmdResult {
         }
     }
     batch.commit()?;
-    line(format_args!(
-        "removed {} document(s)",
-        args.keys.len() - missing.len()
-    ));
+    let removed = args.keys.len() - missing.len();
+    if args.json {
+        json(&json!({"removed": removed, "missing": missing}));
+        return Ok(Outcome::Ok);
+    }
+    line(format_args!("removed {removed} document(s)"));
     for key in missing {
         eprintln!("lshdb: note: no document with key `{key}`");
     }

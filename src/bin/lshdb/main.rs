@@ -65,10 +65,12 @@ enum Command {
     Inspect(inspect::Args),
 }
 
-/// What a command ends with: success, or damage found (exit code 3).
+/// What a command ends with: success, damage found (exit code 3), or
+/// nothing found (`query`, exit code 1 without an error line, as grep).
 pub enum Outcome {
     Ok,
     Damaged,
+    Empty,
 }
 
 /// A command's result.
@@ -177,6 +179,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Damaged) => ExitCode::from(3),
+        Ok(Outcome::Empty) => ExitCode::from(1),
         Err(err) => {
             eprintln!("lshdb: {err}");
             match err {
