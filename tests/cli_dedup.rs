@@ -618,3 +618,82 @@ fn a_rerun_after_an_unfinished_run_resumes() {
     assert_eq!(summary["kept"], 0);
     assert_eq!(summary["resumed"], false);
 }
+
+#[test]
+fn ctrl_c_stops_cleanly_writes_no_output_and_a_rerun_resumes() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let docs = records();
+    let all: String = jsonl_lines(&docs)
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let half: String = jsonl_lines(&docs[..8])
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for pause in [1500, 4000] {
+        let cli = Cli::new();
+        let args = [
+            "dedup",
+            "-",
+            "--db",
+            "r.lshdb",
+            "--id-field",
+            "id",
+            "--out",
+            "k.jsonl",
+        ];
+        let mut child = cli
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Standard input stays open: dedup ends up waiting for more.
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(half.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(pause));
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "still running after Ctrl-C"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        if out.status.signal().is_some() {
+            continue; // before the handler was installed: try a longer pause
+        }
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(
+            stderr.ends_with("lshdb: interrupted: no output was written; the records kept so far are committed to r.lshdb; run the same command again to finish (it resumes)\n"),
+            "{stderr}"
+        );
+        assert!(!cli.path("k.jsonl").exists());
+        // The database was closed cleanly and is consistent, and holds the
+        // records kept from the first half (f1-a, f2-a, f3-a).
+        cli.run(&["check", "r.lshdb"]).ok();
+        let stats = cli.run(&["stats", "r.lshdb", "--json"]).ok().json();
+        assert_eq!(stats["documents"], 3);
+        // The same command again, with the whole input: it resumes, and the
+        // output is an uninterrupted run's.
+        let run = cli.run_stdin(&args, &all).ok();
+        assert!(run.stdout.contains("(resumed)"), "{}", run.stdout);
+        let kept = ids_of_lines(&std::fs::read_to_string(cli.path("k.jsonl")).unwrap());
+        assert_eq!(kept, truth_first(&docs));
+        return;
+    }
+    panic!("lshdb never installed its Ctrl-C handler");
+}

@@ -286,6 +286,8 @@ pub fn run(args: &Args) -> CmdResult {
         }
     };
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    // Nothing stored before this run: no record can be found by name.
+    let fresh = db.is_empty()?;
     if args.db.is_some() {
         crate::pairs::note_threshold(&db, threshold);
     }
@@ -323,6 +325,7 @@ pub fn run(args: &Args) -> CmdResult {
             &db,
             threshold,
             resuming,
+            fresh,
             &fields,
             format,
             target,
@@ -335,6 +338,7 @@ pub fn run(args: &Args) -> CmdResult {
             &db,
             threshold,
             resuming,
+            fresh,
             &fields,
             format,
             target,
@@ -534,6 +538,7 @@ fn first(
     db: &Database,
     threshold: f64,
     resuming: bool,
+    fresh: bool,
     fields: &Fields,
     format: Format,
     target: Target,
@@ -585,7 +590,7 @@ fn first(
                 continue;
             }
             seen.insert(key.clone(), *line);
-            if db.contains(&key)? {
+            if !fresh && db.contains(&key)? {
                 match stored_before(db, &key, &good.text, threshold, resuming)? {
                     Ok(None) => {
                         keep[i] = true;
@@ -678,6 +683,7 @@ fn grouped(
     db: &Database,
     threshold: f64,
     resuming: bool,
+    fresh: bool,
     fields: &Fields,
     format: Format,
     target: Target,
@@ -746,7 +752,7 @@ fn grouped(
                     dropped: None,
                     decided: None,
                 };
-                if db.contains(&key)? {
+                if !fresh && db.contains(&key)? {
                     match stored_before(db, &key, &good.text, threshold, resuming)? {
                         Ok(None) => {} // resumed: grouped with the rest
                         Ok(Some(drop)) => seen.decided = Some(Err(drop)),

@@ -168,6 +168,77 @@ pub fn open_input(path: &str) -> std::io::Result<Box<dyn BufRead + Send>> {
     }
 }
 
+/// Standard input read on a thread of its own, in blocks, so that the
+/// reader notices Ctrl-C also while no input comes (a pipe nobody writes
+/// to): reading then fails with "interrupted".
+pub struct InterruptibleStdin {
+    blocks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    block: Vec<u8>,
+    at: usize,
+    ended: bool,
+}
+
+impl InterruptibleStdin {
+    pub fn new() -> Self {
+        let (sender, blocks) = std::sync::mpsc::sync_channel(16);
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            loop {
+                let mut block = vec![0u8; 1 << 16];
+                match stdin.read(&mut block) {
+                    Ok(n) => {
+                        block.truncate(n);
+                        if sender.send(Ok(block)).is_err() || n == 0 {
+                            break;
+                        }
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(err) => {
+                        let _ = sender.send(Err(err));
+                        break;
+                    }
+                }
+            }
+        });
+        Self {
+            blocks,
+            block: Vec::new(),
+            at: 0,
+            ended: false,
+        }
+    }
+}
+
+impl Read for InterruptibleStdin {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.block.len() {
+            if self.ended {
+                return Ok(0);
+            }
+            if crate::interrupt::interrupted() {
+                return Err(std::io::Error::other("interrupted"));
+            }
+            match self
+                .blocks
+                .recv_timeout(std::time::Duration::from_millis(50))
+            {
+                Ok(Ok(block)) => {
+                    self.ended = block.is_empty();
+                    self.block = block;
+                    self.at = 0;
+                }
+                Ok(Err(err)) => return Err(err),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => self.ended = true,
+            }
+        }
+        let n = out.len().min(self.block.len() - self.at);
+        out[..n].copy_from_slice(&self.block[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
 /// A compression format, told by the first bytes of a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {

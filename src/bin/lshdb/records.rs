@@ -116,15 +116,30 @@ impl Source {
     /// Opens `path` (`-`: standard input) as `format`.
     pub fn open(path: &str, format: Format, fields: &Fields) -> Result<Self, CliError> {
         let name = Path::new(path);
-        let open =
-            || crate::input::open_input(path).map_err(crate::io_context("cannot open input", name));
+        let open = || {
+            let input = match path {
+                // Read on a thread of its own, so that Ctrl-C is
+                // noticed while a pipe delivers nothing.
+                "-" => crate::input::decoded(std::io::BufReader::new(
+                    crate::input::InterruptibleStdin::new(),
+                )),
+                _ => crate::input::open_input(path),
+            };
+            input.map_err(crate::io_context("cannot open input", name))
+        };
         Ok(match format {
             Format::Jsonl => Source::Lines(LineSource {
                 input: open()?,
                 fields: fields.clone(),
                 line: 0,
+                chunk: chunk_for(path),
             }),
-            Format::Csv => Source::Csv(Box::new(CsvSource::new(open()?, fields, path)?)),
+            Format::Csv => Source::Csv(Box::new(CsvSource::new(
+                open()?,
+                fields,
+                path,
+                chunk_for(path),
+            )?)),
             Format::Parquet => Source::Parquet(ParquetSource::new(path, fields)?),
         })
     }
@@ -170,6 +185,17 @@ impl Layout {
     }
 }
 
+/// Records per chunk from `path`: one at a time from standard input, so
+/// that each record is handled as soon as it arrives (a pipe may deliver
+/// slowly), else [`CHUNK`].
+fn chunk_for(path: &str) -> usize {
+    if path == "-" {
+        1
+    } else {
+        CHUNK
+    }
+}
+
 /// Reads a line of at most [`MAX_LINE`] bytes, with its ending, into `buf`;
 /// `Ok(false)` at the end. A longer line is consumed and reported as
 /// `Err(None)`.
@@ -201,13 +227,14 @@ pub struct LineSource {
     input: Box<dyn BufRead + Send>,
     fields: Fields,
     line: u64,
+    chunk: usize,
 }
 
 impl LineSource {
     fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
         let mut units = Vec::new();
         let mut raw = Vec::new();
-        while units.len() < CHUNK {
+        while units.len() < self.chunk {
             let mut buf = Vec::new();
             let parsed = match read_line(&mut self.input, &mut buf) {
                 Ok(false) => break,
@@ -331,10 +358,16 @@ pub struct CsvSource {
     id: Option<usize>,
     score: Option<usize>,
     record: csv::ByteRecord,
+    chunk: usize,
 }
 
 impl CsvSource {
-    fn new(input: Box<dyn BufRead + Send>, fields: &Fields, path: &str) -> Result<Self, CliError> {
+    fn new(
+        input: Box<dyn BufRead + Send>,
+        fields: &Fields,
+        path: &str,
+        chunk: usize,
+    ) -> Result<Self, CliError> {
         let tee = Tee {
             inner: input,
             buf: Vec::new(),
@@ -377,13 +410,14 @@ impl CsvSource {
             id,
             score,
             record: csv::ByteRecord::new(),
+            chunk,
         })
     }
 
     fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
         let mut units = Vec::new();
         let mut raw = Vec::new();
-        while units.len() < CHUNK {
+        while units.len() < self.chunk {
             let start = self.reader.position().byte();
             match self.reader.read_byte_record(&mut self.record) {
                 Ok(false) => break,
