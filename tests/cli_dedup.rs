@@ -233,6 +233,35 @@ fn csv_records_keep_their_bytes_and_the_header() {
         std::fs::read_to_string(cli.path("kept.csv")).unwrap(),
         expected
     );
+    // A header without records gives the header alone.
+    cli.write("empty.csv", "id,body,score\r\n");
+    cli.run(&[
+        "dedup",
+        "empty.csv",
+        "--text-field",
+        "body",
+        "--out",
+        "e.csv",
+    ])
+    .ok();
+    assert_eq!(
+        std::fs::read_to_string(cli.path("e.csv")).unwrap(),
+        "id,body,score\r\n"
+    );
+    // Windows line endings stay as they are.
+    let crlf = "id,body\r\na,some text long enough to be a record here\r\n\
+                b,\"another, quite different text\r\non two lines\"\r\n";
+    cli.write("crlf.csv", crlf);
+    cli.run(&[
+        "dedup",
+        "crlf.csv",
+        "--text-field",
+        "body",
+        "--out",
+        "c.csv",
+    ])
+    .ok();
+    assert_eq!(std::fs::read_to_string(cli.path("c.csv")).unwrap(), crlf);
     // A bad record (wrong field count) is reported with its line number.
     cli.write(
         "bad.csv",

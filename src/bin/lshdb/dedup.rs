@@ -439,7 +439,7 @@ fn for_each_chunk(
     format: Format,
     fields: &Fields,
     mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
-) -> Result<(), CliError> {
+) -> Result<Option<Layout>, CliError> {
     let mut first: Option<Layout> = None;
     for (i, path) in inputs.iter().enumerate() {
         let mut source = Source::open(path, format, fields)?;
@@ -474,7 +474,22 @@ fn for_each_chunk(
             each(i, &layout, chunk)?;
         }
     }
-    Ok(())
+    Ok(first)
+}
+
+/// Ends the kept output: `sink` when a chunk was read, else an empty
+/// output of the input's layout (a CSV header, a Parquet file without
+/// rows).
+fn finish_output(
+    sink: Option<Sink<Target>>,
+    target: Option<Target>,
+    layout: Option<Layout>,
+) -> Result<Target, CliError> {
+    match (sink, target) {
+        (Some(sink), _) => sink.finish(),
+        (None, Some(target)) => Sink::new(target, &layout.unwrap_or(Layout::Lines))?.finish(),
+        (None, None) => fail("internal error: no output"),
+    }
 }
 
 /// The reason of a refused document, as a bad record's.
@@ -649,16 +664,8 @@ fn first(
     if let Some(done) = txn.take() {
         done.commit()?;
     }
-    outcome?;
-    match (sink, target) {
-        (Some(sink), _) => sink.finish(),
-        // No input chunk at all: an empty output.
-        (None, Some(target)) => match format {
-            Format::Jsonl => Ok(target),
-            _ => fail("the input holds no records"),
-        },
-        (None, None) => fail("internal error: no output"),
-    }
+    let layout = outcome?;
+    finish_output(sink, target, layout)
 }
 
 /// What pass 1 learnt of a record of this run.
@@ -882,7 +889,7 @@ fn grouped(
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     let mut done: HashSet<String> = HashSet::new();
-    for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
+    let layout = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
         let place = Place {
             inputs: &args.inputs,
             input,
@@ -927,12 +934,5 @@ fn grouped(
         }
         Ok(())
     })?;
-    match (sink, target) {
-        (Some(sink), _) => sink.finish(),
-        (None, Some(target)) => match format {
-            Format::Jsonl => Ok(target),
-            _ => fail("the input holds no records"),
-        },
-        (None, None) => fail("internal error: no output"),
-    }
+    finish_output(sink, target, layout)
 }

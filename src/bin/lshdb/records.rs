@@ -88,7 +88,7 @@ pub fn detect(path: &str, given: Option<Format>) -> Result<Format, CliError> {
         .iter()
         .find_map(|ext| lower.strip_suffix(ext))
         .unwrap_or(&lower);
-    if stem.ends_with(".csv") || stem.ends_with(".tsv") {
+    if stem.ends_with(".csv") {
         return Ok(Format::Csv);
     }
     if stem.ends_with(".parquet") || stem.ends_with(".pq") {
@@ -359,6 +359,8 @@ pub struct CsvSource {
     score: Option<usize>,
     record: csv::ByteRecord,
     chunk: usize,
+    /// Whether the last cut ended with `\r`.
+    after_cr: bool,
 }
 
 impl CsvSource {
@@ -386,6 +388,7 @@ impl CsvSource {
         }
         let end = reader.position().byte();
         let header_raw = reader.get_mut().cut(0, end);
+        let after_cr = header_raw.last() == Some(&b'\r');
         let column = |name: &str| header.iter().position(|h| h == name.as_bytes());
         let Some(text) = column(&fields.text) else {
             return fail(format!(
@@ -411,6 +414,7 @@ impl CsvSource {
             score,
             record: csv::ByteRecord::new(),
             chunk,
+            after_cr,
         })
     }
 
@@ -435,7 +439,16 @@ impl CsvSource {
             }
             let end = self.reader.position().byte();
             let line = self.record.position().map_or(0, |p| p.line());
-            let bytes = self.reader.get_mut().cut(start, end);
+            let mut bytes = self.reader.get_mut().cut(start, end);
+            // After a `\r\n` ending the reader stops at the `\r`: the
+            // `\n` opens the next cut and belongs to the record before. A
+            // record cut this way ends with `\r` or `\n` (or nothing, at
+            // the end of the input), and the writer completes the line with
+            // `\n`.
+            if self.after_cr && bytes.first() == Some(&b'\n') {
+                bytes.remove(0);
+            }
+            self.after_cr = bytes.last() == Some(&b'\r');
             if bytes.len() as u64 > MAX_LINE {
                 units.push((
                     line,
@@ -741,6 +754,9 @@ impl<W: Write + Send> Sink<W> {
             } => {
                 if !wrote_header {
                     out.write_all(&header)?;
+                    if !header.ends_with(b"\n") {
+                        out.write_all(b"\n")?;
+                    }
                 }
                 Ok(out)
             }
