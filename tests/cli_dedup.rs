@@ -577,9 +577,29 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
         .run(&["dedup", "in.jsonl", "--out", "link.jsonl"])
         .error_line();
     assert!(err.contains("is the input"), "{err}");
-    // Parquet from standard input, and a policy that reads twice, are refused.
+    // A policy that reads twice on standard input, Parquet on standard
+    // input, and inputs of two formats are refused; an unknown policy is a
+    // usage error.
     let err = cli.run(&["dedup", "-", "--keep", "longest"]).error_line();
     assert!(err.contains("reads the input twice"), "{err}");
+    let err = cli.run(&["dedup", "-", "--format", "parquet"]).error_line();
+    assert!(err.contains("Parquet input must be a file"), "{err}");
+    cli.write("in.csv", "text\nsome text to deduplicate here\n");
+    let err = cli.run(&["dedup", "in.jsonl", "in.csv"]).error_line();
+    assert!(
+        err.contains("in.csv is CSV but in.jsonl is JSON Lines"),
+        "{err}"
+    );
+    let usage = cli
+        .run(&["dedup", "in.jsonl", "--keep", "biggest"])
+        .expect(2);
+    assert!(
+        usage
+            .stderr
+            .contains("use first, longest, max:FIELD or min:FIELD"),
+        "{}",
+        usage.stderr
+    );
 }
 
 #[test]
