@@ -404,7 +404,14 @@ impl CsvSource {
             })?),
             None => None,
         };
-        let score = fields.score.as_deref().and_then(column);
+        let score = match &fields.score {
+            Some(name) => Some(column(name).ok_or_else(|| {
+                CliError::Message(format!(
+                    "the CSV header of {path} has no column `{name}` (--keep)"
+                ))
+            })?),
+            None => None,
+        };
         Ok(Self {
             reader,
             header,
@@ -554,6 +561,11 @@ impl ParquetSource {
         if let Some(id) = &source.fields.id {
             if column(&empty, id).is_none() {
                 return fail(format!("{path} has no column `{id}` (--id-field)"));
+            }
+        }
+        if let Some(score) = &source.fields.score {
+            if column(&empty, score).is_none() {
+                return fail(format!("{path} has no column `{score}` (--keep)"));
             }
         }
         Ok(source)
@@ -775,4 +787,70 @@ fn write_bytes<W: Write>(out: &mut W, raw: &[Vec<u8>], keep: &[bool]) -> Result<
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(text: &str, id: Option<&str>, score: Option<&str>) -> Fields {
+        Fields {
+            text: text.to_owned(),
+            id: id.map(str::to_owned),
+            score: score.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn json_fields_reach_into_nested_objects_and_prefer_a_whole_name() {
+        let f = fields("meta.body", Some("meta.id"), Some("meta.n"));
+        let line = br#"{"meta": {"body": "nested text", "id": 7, "n": "2.5"}}"#;
+        let Parsed::Good(good) = parse_json(line, &f) else {
+            panic!("a good record")
+        };
+        assert_eq!(good.text, "nested text");
+        assert_eq!(good.id.as_deref(), Some("7"));
+        assert_eq!(good.score, Some(2.5));
+        // A key that holds the dot itself wins.
+        let line = br#"{"meta.body": "flat text", "meta": {"body": "nested"}}"#;
+        let Parsed::Good(good) = parse_json(line, &f) else {
+            panic!("a good record")
+        };
+        assert_eq!(good.text, "flat text");
+        assert_eq!(good.id, None);
+        assert!(matches!(parse_json(b"   \r\n", &f), Parsed::Blank));
+        assert!(matches!(parse_json(b"[1]", &f), Parsed::Bad(r) if r == "not a JSON object"));
+    }
+
+    #[test]
+    fn tee_cuts_return_exact_bytes_and_forget_what_is_behind() {
+        let mut tee = Tee {
+            inner: Box::new(std::io::Cursor::new(b"abcdefghij".to_vec())),
+            buf: Vec::new(),
+            base: 0,
+        };
+        let mut out = [0u8; 6];
+        tee.read_exact(&mut out).unwrap();
+        assert_eq!(tee.cut(0, 3), b"abc");
+        assert_eq!(tee.cut(3, 6), b"def");
+        assert!(tee.buf.is_empty());
+        let mut rest = Vec::new();
+        tee.read_to_end(&mut rest).unwrap();
+        assert_eq!(tee.cut(6, 10), b"ghij");
+    }
+
+    #[test]
+    fn formats_are_told_by_flag_name_and_content() {
+        assert_eq!(detect("a.csv.gz", None).unwrap(), Format::Csv);
+        assert_eq!(detect("A.PARQUET", None).unwrap(), Format::Parquet);
+        assert_eq!(detect("x.jsonl.zst", None).unwrap(), Format::Jsonl);
+        assert_eq!(detect("-", Some(Format::Csv)).unwrap(), Format::Csv);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.bin");
+        std::fs::write(&path, b"PAR1....").unwrap();
+        assert_eq!(
+            detect(path.to_str().unwrap(), None).unwrap(),
+            Format::Parquet
+        );
+    }
 }
