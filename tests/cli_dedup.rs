@@ -746,3 +746,77 @@ fn ctrl_c_stops_cleanly_writes_no_output_and_a_rerun_resumes() {
     }
     panic!("lshdb never installed its Ctrl-C handler");
 }
+
+#[test]
+fn keep_longest_with_db_keeps_earlier_runs_records_and_stores_only_the_kept() {
+    let cli = Cli::new();
+    let base =
+        "Grandmother's recipe for plum dumplings calls for floury potatoes, semolina and plums";
+    let other = "The spacecraft entered a highly elliptical orbit around Jupiter using its gravity";
+    let day1 = vec![
+        ("a".to_owned(), base.to_owned()),
+        ("b".to_owned(), other.to_owned()),
+    ];
+    cli.write(
+        "d1.jsonl",
+        jsonl_lines(&day1)
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    );
+    cli.run(&[
+        "dedup",
+        "d1.jsonl",
+        "--db",
+        "s.lshdb",
+        "--id-field",
+        "id",
+        "--keep",
+        "longest",
+    ])
+    .ok();
+    // Day 2: a longer copy of a day-1 record (day 1's stays kept: it is in
+    // the dataset already), and a group of two new records.
+    let fresh = "An entirely new record about medieval castles, moats, drawbridges and sieges";
+    let day2 = vec![
+        ("a-long".to_owned(), format!("{base}!!")),
+        ("c".to_owned(), fresh.to_owned()),
+        ("c-long".to_owned(), format!("{fresh}, too")),
+    ];
+    assert!(similarity(&day2[1].1, &day2[2].1) >= THRESHOLD);
+    cli.write(
+        "d2.jsonl",
+        jsonl_lines(&day2)
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    );
+    let run = cli
+        .run(&[
+            "dedup",
+            "d2.jsonl",
+            "--db",
+            "s.lshdb",
+            "--id-field",
+            "id",
+            "--keep",
+            "longest",
+            "--dropped",
+            "d.jsonl",
+        ])
+        .ok();
+    assert_eq!(ids_of_lines(&run.stdout), cli_support::keys(&["c-long"]));
+    let dropped = std::fs::read_to_string(cli.path("d.jsonl")).unwrap();
+    assert!(
+        dropped.contains(r#""duplicate_of":"a","id":"a-long""#),
+        "{dropped}"
+    );
+    assert!(
+        dropped.contains(r#""duplicate_of":"c-long","id":"c""#),
+        "{dropped}"
+    );
+    // The database holds exactly the kept records of both days.
+    let stats = cli.run(&["stats", "s.lshdb", "--json"]).ok().json();
+    assert_eq!(stats["documents"], 3);
+    cli.run(&["check", "s.lshdb"]).ok();
+}
