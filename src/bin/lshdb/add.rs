@@ -257,6 +257,7 @@ fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Reco
 }
 
 pub fn run(args: &Args) -> CmdResult {
+    JSON_SUMMARY.store(args.json, Ordering::Relaxed);
     let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
     let mut skips = Skips::default();
@@ -438,10 +439,20 @@ fn end_load<T>(
     }
     result.map_err(|err| {
         let (summary, error) = failed_load(committed, added, &err);
-        line(summary);
+        if JSON_SUMMARY.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::output::json(&serde_json::json!({
+                "added": added, "complete": false, "stopped_by_error": true,
+            }));
+        } else {
+            line(summary);
+        }
         CliError::Message(error)
     })
 }
+
+/// Whether the running load prints its summary as JSON (`--json`), also
+/// when a storage error ends it.
+pub static JSON_SUMMARY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Bulk load with a spinner counting documents; returns the summary.
 pub fn load<D: AsDocument + Send>(

@@ -467,6 +467,7 @@ fn shingle_refusal(
 pub fn import(args: &ImportArgs) -> CmdResult {
     let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
+    crate::add::JSON_SUMMARY.store(args.json, std::sync::atomic::Ordering::Relaxed);
     let path = args.input.as_deref().unwrap_or("-");
     let input = open_input(path).map_err(crate::io_context(
         "cannot open input",
