@@ -331,6 +331,13 @@ struct Tee {
 
 impl Read for Tee {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        // The bytes since the last record: one record, however it is
+        // quoted, never holds more than a line may (memory stays bounded).
+        if self.buf.len() as u64 > MAX_LINE {
+            return Err(std::io::Error::other(format!(
+                "a CSV record longer than {MAX_LINE} bytes (an unclosed quote?)"
+            )));
+        }
         let n = self.inner.read(out)?;
         self.buf.extend_from_slice(&out[..n]);
         Ok(n)
