@@ -59,12 +59,26 @@ fn create_add_query_remove_across_processes() {
         .ok()
         .json();
     assert_eq!(keys_of(&v["hits"]), ["f1-c"]);
-    // Text output: one `similarity  key` line per hit.
+    // Text output: one `similarity<TAB>key` line per hit.
     let out = cli.run(&["query", "db.lshdb", "--key", "f1-a"]).ok();
     let expected = similarity(&text_of("f1-a"), &text_of("f1-c"));
-    assert_eq!(out.stdout, format!("{expected:.3}  f1-c\n"));
-    let out = cli.run(&["query", "db.lshdb", "--key", "solo-1"]).ok();
-    assert_eq!(out.stdout, "no near-duplicates\n");
+    assert_eq!(out.stdout, format!("{expected:.3}\tf1-c\n"));
+    // Nothing found: exit code 1 (as grep), a note on standard error and
+    // nothing on standard output; --allow-empty makes it a success.
+    let out = cli.run(&["query", "db.lshdb", "--key", "solo-1"]).expect(1);
+    assert_eq!(out.stdout, "");
+    assert_eq!(out.stderr, "lshdb: no near-duplicates found\n");
+    let out = cli
+        .run(&[
+            "query",
+            "db.lshdb",
+            "--key",
+            "solo-1",
+            "--allow-empty",
+            "--json",
+        ])
+        .ok();
+    assert_eq!(out.json()["hits"], serde_json::json!([]));
     let line = cli.run(&["get", "db.lshdb", "f1-b"]).error_line();
     assert_eq!(line, "lshdb: no document with key `f1-b`");
 }

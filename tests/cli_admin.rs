@@ -105,12 +105,12 @@ fn pairs_and_groups_match_brute_force() {
     assert_eq!(near, brute_pairs(&docs, 0.95));
     assert!(!near.is_empty() && near.len() < brute.len(), "{near:?}");
 
-    // Text output: `similarity  a  b`.
+    // Text output: `similarity<TAB>a<TAB>b` (keys may hold spaces).
     let out = cli.run(&["pairs", &db]).ok();
     let lines: BTreeSet<String> = out.stdout.lines().map(str::to_owned).collect();
     let expected_lines: BTreeSet<String> = brute
         .iter()
-        .map(|((a, b), s)| format!("{s:.3}  {a}  {b}"))
+        .map(|((a, b), s)| format!("{s:.3}\t{a}\t{b}"))
         .collect();
     assert_eq!(lines, expected_lines);
 

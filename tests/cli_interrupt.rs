@@ -94,6 +94,18 @@ fn ctrl_c_ends_a_load_waiting_for_input_and_says_what_is_committed() {
         stdin.write_all(input.as_bytes()).expect("write");
         stdin.flush().expect("flush");
         std::thread::sleep(Duration::from_millis(pause));
+        // On a loaded machine the load may still be busy: wait (read-only,
+        // beside the writer) until it waits for input, as intended. A bulk
+        // load reads one chunk ahead, so that is when all but the last
+        // chunk of 100 is committed: 2900 documents.
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            let stats = cli.run(&["stats", "db.lshdb", "--json"]);
+            if stats.code == 0 && stats.json()["documents"].as_u64() >= Some(2900) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
         sigint(&child);
         let Some((code, stdout, stderr, waited)) = wait_at_most(child, Duration::from_secs(10))
         else {

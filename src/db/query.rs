@@ -44,6 +44,13 @@ impl<'db> Query<'db> {
     }
 
     /// Verified similarity a hit needs (default: the index threshold).
+    ///
+    /// `1.0` asks for exact duplicates: documents with the same shingle
+    /// set. Identical sets have identical signatures, hence identical band
+    /// keys in every band, so the planner probes band 0 only — its bucket
+    /// holds every identical set — and verifies set equality. The answer
+    /// is exact (all of them, nothing else) unless that bucket is cut at
+    /// [`Query::max_bucket`], which the result then warns about.
     pub fn threshold(mut self, threshold: f64) -> Self {
         self.options.threshold = threshold;
         self
@@ -52,6 +59,32 @@ impl<'db> Query<'db> {
     /// Keep only the best `k` hits.
     pub fn limit(mut self, k: usize) -> Self {
         self.options.limit = Some(k);
+        self
+    }
+
+    /// Top-k: the `k` most similar stored documents, with verified
+    /// similarity, whatever it is — also below any threshold (the
+    /// threshold is then not used). Every band is probed and every
+    /// candidate verified, without pruning; the candidates ranked best
+    /// first. A document becomes a candidate only by sharing a bucket, so
+    /// one at similarity s is found with probability P(s) of the banding;
+    /// [`Explain::recall_estimate`](crate::Explain::recall_estimate) gives
+    /// that probability at the k-th hit's similarity.
+    ///
+    /// ```
+    /// use lshdb::{Config, Database};
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path().join("t.lshdb"), Config::jaccard(0.8))?;
+    /// db.insert("a", "The quick brown fox jumps over the lazy dog")?;
+    /// db.insert("b", "The quick brown fox jumped over the lazy dogs")?;
+    /// let result = db.query("The quick brown fox jumps over the lazy dog!").top(1).run()?;
+    /// assert_eq!(result.hits.len(), 1);
+    /// assert_eq!(result.hits[0].key, "a");
+    /// assert!(result.explain.recall_estimate.is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn top(mut self, k: usize) -> Self {
+        self.options.top = Some(k);
         self
     }
 
@@ -70,12 +103,12 @@ impl<'db> Query<'db> {
     /// Runs the query in a read snapshot.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] for a threshold outside (0, 1);
+    /// [`Error::InvalidParameter`] for a threshold outside (0, 1];
     /// [`Error::EmptyDocument`] for a query with no shingles;
     /// [`Error::NotFound`] for an unknown key; storage errors.
     pub fn run(mut self) -> Result<QueryResult> {
         crate::guard::guard(|| {
-            crate::config::check_threshold("threshold", self.options.threshold)?;
+            crate::sketch::exact::check_join_threshold(self.options.threshold)?;
             let txn = self.db.store().begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let walker = Walker::new(&tables);
@@ -88,7 +121,7 @@ impl<'db> Query<'db> {
             let mut explain = planned.explain;
             explain.sketch_time = sketch_time;
             let index_threshold = self.db.settings().threshold;
-            if self.options.threshold < index_threshold {
+            if self.options.top.is_none() && self.options.threshold < index_threshold {
                 explain.warnings.insert(
                     0,
                     format!(

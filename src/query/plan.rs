@@ -43,6 +43,8 @@ pub struct PlanOptions {
     pub prune: bool,
     /// Postings read per bucket at most.
     pub max_bucket: usize,
+    /// Top-k: the `k` best candidates, verified without a threshold.
+    pub top: Option<usize>,
 }
 
 impl Default for PlanOptions {
@@ -53,6 +55,7 @@ impl Default for PlanOptions {
             exclude: None,
             prune: true,
             max_bucket: DEFAULT_MAX_BUCKET,
+            top: None,
         }
     }
 }
@@ -100,6 +103,13 @@ pub struct Explain {
     pub verify_time: Duration,
     /// Things the caller should know (truncated buckets, reduced recall).
     pub warnings: Vec<String>,
+    /// Top-k queries only: P(s_k) = 1 − (1 − s_k^r)^b, the probability
+    /// that a document as similar as the k-th hit (the last hit, when
+    /// fewer were found) shares a bucket with the query and so becomes a
+    /// candidate. Every document at least that similar is found with at
+    /// least this probability, so it estimates the recall of the top k.
+    /// `None` for other queries, and when nothing was found.
+    pub recall_estimate: Option<f64>,
 }
 
 /// The planner's answer: hits as (document id, similarity), best first.
@@ -125,7 +135,12 @@ pub fn run(
 
     let start = Instant::now();
     let mut candidates = Vec::new();
-    for (band, &key) in sketch.band_keys.iter().enumerate() {
+    // Exact duplicates (t = 1, not top-k): identical sets have identical
+    // signatures and so the same key in every band; band 0's bucket holds
+    // them all.
+    let exact = options.top.is_none() && t >= 1.0;
+    let bands = if exact { 1 } else { sketch.band_keys.len() };
+    for (band, &key) in sketch.band_keys.iter().enumerate().take(bands) {
         let before = candidates.len();
         let cut = reader.index().postings(
             Postings::Buckets,
@@ -143,7 +158,7 @@ pub fn run(
                 .push(TruncatedBucket { band, read });
         }
     }
-    explain.buckets_probed = sketch.band_keys.len();
+    explain.buckets_probed = bands;
     // Each band's postings arrive in id order: a run-adaptive sort merges
     // those runs instead of sorting from scratch.
     candidates.sort();
@@ -154,17 +169,29 @@ pub fn run(
     explain.candidates = candidates.len();
     explain.lookup_time = start.elapsed();
 
+    // Top-k verifies every candidate: no threshold, no pruning.
+    let (verify_at, prune) = match options.top {
+        Some(_) => (0.0, false),
+        None => (t, options.prune),
+    };
     let mut hits = verify(
         reader,
         pipeline,
         &sketch.set,
         &sketch.signature,
         candidates,
-        t,
-        options.prune,
+        verify_at,
+        prune,
         &mut explain,
     )?;
+    if options.top.is_some() {
+        hits.retain(|&(_, s)| s > 0.0);
+    }
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    if let Some(k) = options.top {
+        hits.truncate(k);
+        explain.recall_estimate = hits.last().map(|&(_, s)| banding.probability(s));
+    }
     if let Some(limit) = options.limit {
         hits.truncate(limit);
     }

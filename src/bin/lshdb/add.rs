@@ -13,16 +13,27 @@ use std::sync::atomic::Ordering;
 
 /// Add documents: files (key = path) or JSON Lines (default fields id, text).
 #[derive(clap::Args)]
-#[command(group = clap::ArgGroup::new("input").required(true).args(["paths", "jsonl"]))]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["paths", "jsonl", "text_stdin"]))]
 #[command(after_help = "Examples:\n  lshdb add pages.lshdb notes/*.txt\n  \
-                        lshdb add pages.lshdb --jsonl corpus.jsonl --batch 8192\n  \
+                        lshdb add pages.lshdb notes/ --type md --exclude 'drafts/**'\n  \
+                        lshdb add pages.lshdb --jsonl corpus.jsonl.gz --batch 8192\n  \
+                        pdftotext report.pdf - | lshdb add pages.lshdb - --key report.pdf\n  \
                         cat new.jsonl | lshdb add pages.lshdb --jsonl - --unique 0.9")]
 pub struct Args {
     /// The database file.
     file: PathBuf,
-    /// Text files to add; the key is the path as given.
+    /// Text files (.gz and .zst are decompressed) and folders to add; the
+    /// key is the path as given, or under a folder the folder as given,
+    /// `/` and the path inside it. `-`: one document from standard input
+    /// (with --key).
     paths: Vec<PathBuf>,
-    /// JSON Lines input, `-` for standard input.
+    /// The key of the document read from standard input (`-`).
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["jsonl", "text_stdin"])]
+    key: Option<String>,
+    /// Read standard input as the plain text of one document with this key.
+    #[arg(long, value_name = "KEY", conflicts_with = "jsonl")]
+    text_stdin: Option<String>,
+    /// JSON Lines input (.gz and .zst are decompressed), `-` for standard input.
     #[arg(long, value_name = "FILE|-")]
     jsonl: Option<String>,
     #[command(flatten)]
@@ -37,6 +48,11 @@ pub struct Args {
     /// Abort at the first bad record instead of skipping it.
     #[arg(long)]
     strict: bool,
+    #[command(flatten)]
+    walk: crate::walk::WalkArgs,
+    /// One JSON object as the summary.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -162,30 +178,86 @@ pub fn good_records<'a>(
         .flatten()
 }
 
-fn file_records(paths: &[PathBuf]) -> impl Iterator<Item = Result<Record, InputError>> + '_ {
-    paths.iter().map(|path| {
+/// Where a document of `add PATHS` comes from.
+enum Source {
+    /// A path given on the command line (read as given).
+    Given(PathBuf),
+    /// A regular file found by walking a folder (never a link).
+    Walked(PathBuf),
+    /// Standard input.
+    Stdin,
+}
+
+/// The documents `add PATHS` reads, with their keys: folders walked (see
+/// `crate::walk`), `-` (or `--text-stdin`) as standard input.
+fn expand(args: &Args) -> Result<Vec<(String, Source)>, CliError> {
+    let mut out = Vec::new();
+    if let Some(key) = &args.text_stdin {
+        out.push((key.clone(), Source::Stdin));
+    }
+    let skip = std::fs::canonicalize(&args.file).ok();
+    for path in &args.paths {
+        if path.as_os_str() == "-" {
+            let Some(key) = &args.key else {
+                return fail(
+                    "`-` reads one document from standard input and needs its key: --key KEY",
+                );
+            };
+            out.push((key.clone(), Source::Stdin));
+        } else if path.is_dir() {
+            let prefix = crate::walk::escape(path.as_os_str());
+            let found = crate::walk::walk(path, &args.walk, skip.as_deref(), &prefix)?;
+            out.extend(found.files.into_iter().map(|(k, p)| (k, Source::Walked(p))));
+        } else {
+            out.push((
+                path.to_string_lossy().into_owned(),
+                Source::Given(path.clone()),
+            ));
+        }
+    }
+    if args.key.is_some() && !args.paths.iter().any(|p| p.as_os_str() == "-") {
+        return fail("--key names the document read from standard input; give `-` among the paths");
+    }
+    Ok(out)
+}
+
+fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Record, InputError>> {
+    docs.into_iter().map(|(key, source)| {
         let bad = |reason: String| InputError::Bad { line: 0, reason };
-        let key = path.to_string_lossy().into_owned();
-        match read_text_file(path) {
+        let read = match &source {
+            Source::Given(path) => read_text_file(path),
+            Source::Walked(path) => match crate::input::read_regular_file(path) {
+                Ok(Some(text)) => Ok(text),
+                Ok(None) => Err(std::io::Error::other("no longer a regular file")),
+                Err(e) => Err(e),
+            },
+            Source::Stdin => crate::input::read_text_stream(std::io::stdin()),
+        };
+        let key_text = match source {
+            Source::Stdin => "standard input".to_owned(),
+            _ => key.clone(),
+        };
+        match read {
             Ok(FileText::Text(text)) if text.trim().is_empty() => {
-                Err(bad(format!("{key}: empty file")))
+                Err(bad(format!("{key_text}: empty file")))
             }
             Ok(FileText::Text(text)) => Ok(Record {
                 line: 0,
                 key,
                 doc: DocumentBuf::Text(text),
             }),
-            Ok(FileText::Binary) => Err(bad(format!("{key}: binary file"))),
+            Ok(FileText::Binary) => Err(bad(format!("{key_text}: binary file"))),
             Ok(FileText::TooLarge) => Err(bad(format!(
-                "{key}: larger than the document limit of {} bytes",
+                "{key_text}: larger than the document limit of {} bytes",
                 lshdb::MAX_DOCUMENT_BYTES
             ))),
-            Err(e) => Err(bad(format!("{key}: {e}"))),
+            Err(e) => Err(bad(format!("{key_text}: {e}"))),
         }
     })
 }
 
 pub fn run(args: &Args) -> CmdResult {
+    JSON_SUMMARY.store(args.json, Ordering::Relaxed);
     let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
     let mut skips = Skips::default();
@@ -207,7 +279,10 @@ pub fn run(args: &Args) -> CmdResult {
                 let file = std::fs::File::open(name)
                     .map_err(crate::io_context("cannot open input", name))?;
                 let size = file.metadata().ok().map(|m| m.len());
+                // Counted before decompression: the bar moves over the file.
                 let (reader, consumed) = Counting::new(std::io::BufReader::new(file));
+                let reader = crate::input::decoded(reader)
+                    .map_err(crate::io_context("cannot read input", name))?;
                 let bar = progress_bytes(size, "adding");
                 let counter = bar.clone();
                 let records = args
@@ -217,9 +292,10 @@ pub fn run(args: &Args) -> CmdResult {
                 (Box::new(crate::interrupt::interruptible(records)), bar)
             }
             None => {
-                let bar = progress(Some(args.paths.len() as u64), "adding");
+                let docs = expand(args)?;
+                let bar = progress(Some(docs.len() as u64), "adding");
                 let counter = bar.clone();
-                let records = file_records(&args.paths).inspect(move |_| counter.inc(1));
+                let records = file_records(docs).inspect(move |_| counter.inc(1));
                 (Box::new(records), bar)
             }
         };
@@ -229,7 +305,7 @@ pub fn run(args: &Args) -> CmdResult {
         None => load_with(&db, records, args.batch, &bar)?,
         Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar)?,
     };
-    report(&summary, skips.into_inner())
+    report(&summary, skips.into_inner(), args.json)
 }
 
 /// What a load did, all of it committed.
@@ -240,6 +316,11 @@ pub struct Summary {
     pub duplicates: u64,
     /// Documents the database refused.
     pub rejected: u64,
+    /// Of those added, how many replaced a document with the same key
+    /// (bulk loads).
+    pub replaced: u64,
+    /// Commits made.
+    pub commits: u64,
     text: String,
 }
 
@@ -253,14 +334,26 @@ impl std::fmt::Display for Summary {
 /// standard output, and an error when the load stopped early (a fatal
 /// record, exit 1, or Ctrl-C, exit 130), saying that what is reported is
 /// committed, or when it added nothing at all (exit 1).
-pub fn report(summary: &Summary, skips: Skips) -> CmdResult {
+pub fn report(summary: &Summary, skips: Skips, as_json: bool) -> CmdResult {
     for message in skips.bad.lines("bad record(s)") {
         eprintln!("lshdb: {message}");
     }
-    line(format_args!(
-        "{summary}; {} bad record(s) skipped",
-        skips.bad.total
-    ));
+    if as_json {
+        crate::output::json(&serde_json::json!({
+            "added": summary.added,
+            "replaced": summary.replaced,
+            "commits": summary.commits,
+            "duplicates": summary.duplicates,
+            "rejected": summary.rejected,
+            "bad": skips.bad.total,
+            "complete": skips.fatal.is_none() && !interrupted(),
+        }));
+    } else {
+        line(format_args!(
+            "{summary}; {} bad record(s) skipped",
+            skips.bad.total
+        ));
+    }
     if let Some(fatal) = skips.fatal {
         return fail(format!(
             "stopped at {fatal}; everything reported above is committed"
@@ -346,10 +439,20 @@ fn end_load<T>(
     }
     result.map_err(|err| {
         let (summary, error) = failed_load(committed, added, &err);
-        line(summary);
+        if JSON_SUMMARY.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::output::json(&serde_json::json!({
+                "added": added, "complete": false, "stopped_by_error": true,
+            }));
+        } else {
+            line(summary);
+        }
         CliError::Message(error)
     })
 }
+
+/// Whether the running load prints its summary as JSON (`--json`), also
+/// when a storage error ends it.
+pub static JSON_SUMMARY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Bulk load with a spinner counting documents; returns the summary.
 pub fn load<D: AsDocument + Send>(
@@ -397,6 +500,8 @@ fn load_with<D: AsDocument + Send>(
         added: report.inserted,
         duplicates: 0,
         rejected: report.rejected.len() as u64,
+        replaced: report.replaced,
+        commits: report.commits,
         text: committed.text(),
     })
 }
@@ -412,6 +517,7 @@ fn load_unique(
 ) -> Result<Summary, CliError> {
     // Committed counts, and those of the open transaction.
     let (mut inserted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
+    let mut commits = 0u64;
     let mut rejections = Limited::default();
     let text = |inserted: u64, duplicates: u64, rejected: u64| {
         format!(
@@ -455,6 +561,7 @@ fn load_unique(
                 }
             }
             txn.commit()?;
+            commits += 1;
             (inserted, duplicates, rejected) = (inserted + new, duplicates + dup, rejected + rej);
             crate::interrupt::note_progress(text(inserted, duplicates, rejected));
             bar.set_message(format!("{inserted} added"));
@@ -468,6 +575,8 @@ fn load_unique(
         added: inserted,
         duplicates,
         rejected,
+        replaced: 0,
+        commits,
         text: summary,
     })
 }

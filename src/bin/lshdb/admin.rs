@@ -38,6 +38,9 @@ pub struct CreateArgs {
     /// Keep each document's text (for `get` and `export`).
     #[arg(long)]
     store_text: bool,
+    /// One JSON object with the settings, as `stats --json` gives them.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn create(args: &CreateArgs) -> CmdResult {
@@ -54,6 +57,10 @@ pub fn create(args: &CreateArgs) -> CmdResult {
     let db = Database::create(&args.file, config)?;
     crate::interrupt::writing();
     let s = db.settings();
+    if args.json {
+        json(&json!({"created": args.file.to_string_lossy(), "settings": settings_json(s)}));
+        return Ok(Outcome::Ok);
+    }
     line(format_args!(
         "created {}: {}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}",
         args.file.display(),
@@ -70,6 +77,20 @@ pub fn create(args: &CreateArgs) -> CmdResult {
         if s.store_text { "stored" } else { "not stored" },
     ));
     Ok(Outcome::Ok)
+}
+
+/// The settings as `stats --json` and `create --json` print them.
+fn settings_json(s: &lshdb::Settings) -> serde_json::Value {
+    json!({
+        "shingle": s.shingle.kind.to_string(),
+        "num_perm": s.minhash.num_perm,
+        "scheme": s.minhash.scheme.to_string(),
+        "threshold": s.threshold,
+        "bands": s.bands,
+        "rows": s.rows,
+        "simhash_max_distance": s.simhash_max_distance(),
+        "store_text": s.store_text,
+    })
 }
 
 /// Show documents, size on disk, configuration and bucket sizes.
@@ -98,16 +119,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
             "file_bytes": stats.file_bytes,
             "bytes_per_document": per_doc,
             "mean_shingles": stats.mean_shingles,
-            "settings": {
-                "shingle": s.shingle.kind.to_string(),
-                "num_perm": s.minhash.num_perm,
-                "scheme": s.minhash.scheme.to_string(),
-                "threshold": s.threshold,
-                "bands": s.bands,
-                "rows": s.rows,
-                "simhash_max_distance": s.simhash_max_distance(),
-                "store_text": s.store_text,
-            },
+            "settings": settings_json(s),
             "buckets": stats.buckets,
             "postings": stats.postings,
             "runs": stats.runs,
@@ -235,6 +247,9 @@ pub fn check(args: &CheckArgs) -> CmdResult {
 pub struct CompactArgs {
     /// The database file.
     file: PathBuf,
+    /// One JSON object: {"bytes_before": N, "bytes_after": N}.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -252,6 +267,10 @@ pub fn compact(args: &CompactArgs) -> CmdResult {
     bar.finish_and_clear();
     drop(db);
     let after = size()?;
+    if args.json {
+        json(&json!({"bytes_before": before, "bytes_after": after}));
+        return Ok(Outcome::Ok);
+    }
     line(format_args!("compacted: {before} → {after} bytes"));
     Ok(Outcome::Ok)
 }
@@ -271,6 +290,9 @@ pub struct RebuildArgs {
     /// Rows per band (with --bands).
     #[arg(long, requires = "bands")]
     rows: Option<usize>,
+    /// One JSON object: {"threshold": T, "bands": B, "rows": R}.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -281,6 +303,10 @@ pub fn rebuild(args: &RebuildArgs) -> CmdResult {
     db.reband(args.threshold, args.bands.zip(args.rows))?;
     bar.finish_and_clear();
     let s = db.settings();
+    if args.json {
+        json(&json!({"threshold": s.threshold, "bands": s.bands, "rows": s.rows}));
+        return Ok(Outcome::Ok);
+    }
     line(format_args!(
         "rebuilt: threshold {}, {} bands × {} rows",
         s.threshold, s.bands, s.rows

@@ -65,6 +65,9 @@ pub struct RemoveArgs {
     /// Keys to remove.
     #[arg(required = true)]
     keys: Vec<String>,
+    /// One JSON object: {"removed": N, "missing": [KEY, ...]}.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -79,10 +82,12 @@ pub fn remove(args: &RemoveArgs) -> CmdResult {
         }
     }
     batch.commit()?;
-    line(format_args!(
-        "removed {} document(s)",
-        args.keys.len() - missing.len()
-    ));
+    let removed = args.keys.len() - missing.len();
+    if args.json {
+        json(&json!({"removed": removed, "missing": missing}));
+        return Ok(Outcome::Ok);
+    }
+    line(format_args!("removed {removed} document(s)"));
     for key in missing {
         eprintln!("lshdb: note: no document with key `{key}`");
     }
@@ -150,15 +155,20 @@ fn export_header(settings: &Settings) -> serde_json::Value {
     })
 }
 
-/// Refuses an output path that is the database file itself, under any
-/// name: the same path, a symbolic link to it or a hard link (same device
-/// and inode).
-fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
+/// Whether two paths name one existing file: the same path, a symbolic
+/// link to it or a hard link (same device and inode).
+pub fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let (Ok(db_meta), Ok(out_meta)) = (std::fs::metadata(db), std::fs::metadata(out)) else {
-        return Ok(());
+    let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
     };
-    if db_meta.dev() == out_meta.dev() && db_meta.ino() == out_meta.ino() {
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+/// Refuses an output path that is the database file itself, under any
+/// name (see [`same_file`]).
+fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
+    if same_file(db, out) {
         return fail(format!(
             "{} is the database file itself ({}); export to another file",
             out.display(),
@@ -173,9 +183,19 @@ fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
 /// it is deleted and the target is untouched. An existing target that is
 /// not a regular file (`/dev/stdout`, a FIFO) is written directly: there
 /// is nothing there to truncate or to replace.
-struct Output {
+pub struct Output {
     writer: BufWriter<Sink>,
     target: PathBuf,
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.writer.flush()
+    }
 }
 
 enum Sink {
@@ -200,7 +220,7 @@ impl Write for Sink {
 }
 
 impl Output {
-    fn create(out: &Path) -> Result<Self, CliError> {
+    pub fn create(out: &Path) -> Result<Self, CliError> {
         if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
             let file = std::fs::OpenOptions::new().write(true).open(out)?;
             return Ok(Self {
@@ -239,7 +259,7 @@ impl Output {
     }
 
     /// Flushes, syncs and renames the file into place.
-    fn finish(self) -> Result<(), CliError> {
+    pub fn finish(self) -> Result<(), CliError> {
         let temp = match self.writer.into_inner().map_err(|e| e.into_error())? {
             Sink::Temp(temp) => temp,
             Sink::Direct(_) => return Ok(()),
@@ -364,6 +384,9 @@ pub struct ImportArgs {
     /// they must have been made with this database's shingling.
     #[arg(long)]
     unchecked_shingles: bool,
+    /// One JSON object as the summary.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     wait: Wait,
 }
@@ -444,6 +467,7 @@ fn shingle_refusal(
 pub fn import(args: &ImportArgs) -> CmdResult {
     let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
+    crate::add::JSON_SUMMARY.store(args.json, std::sync::atomic::Ordering::Relaxed);
     let path = args.input.as_deref().unwrap_or("-");
     let input = open_input(path).map_err(crate::io_context(
         "cannot open input",
@@ -475,5 +499,5 @@ pub fn import(args: &ImportArgs) -> CmdResult {
     if let Some(fatal) = fatal.into_inner() {
         skips.fatal = Some(fatal);
     }
-    report(&summary, skips)
+    report(&summary, skips, args.json)
 }

@@ -158,15 +158,139 @@ impl<R: BufRead> Iterator for JsonLines<R> {
     }
 }
 
-/// Opens a path for reading, `-` meaning standard input.
+/// Opens a path for reading, `-` meaning standard input; gzip and zstd
+/// input (found by its magic bytes) is decompressed.
 pub fn open_input(path: &str) -> std::io::Result<Box<dyn BufRead + Send>> {
     if path == "-" {
-        Ok(Box::new(std::io::BufReader::new(std::io::stdin())))
+        decoded(std::io::BufReader::new(std::io::stdin()))
     } else {
-        Ok(Box::new(std::io::BufReader::new(std::fs::File::open(
-            path,
-        )?)))
+        decoded(std::io::BufReader::new(std::fs::File::open(path)?))
     }
+}
+
+/// Standard input read on a thread of its own, in blocks, so that the
+/// reader notices Ctrl-C also while no input comes (a pipe nobody writes
+/// to): reading then fails with "interrupted".
+pub struct InterruptibleStdin {
+    blocks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    block: Vec<u8>,
+    at: usize,
+    ended: bool,
+}
+
+impl InterruptibleStdin {
+    pub fn new() -> Self {
+        let (sender, blocks) = std::sync::mpsc::sync_channel(16);
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            loop {
+                let mut block = vec![0u8; 1 << 16];
+                match stdin.read(&mut block) {
+                    Ok(n) => {
+                        block.truncate(n);
+                        if sender.send(Ok(block)).is_err() || n == 0 {
+                            break;
+                        }
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(err) => {
+                        let _ = sender.send(Err(err));
+                        break;
+                    }
+                }
+            }
+        });
+        Self {
+            blocks,
+            block: Vec::new(),
+            at: 0,
+            ended: false,
+        }
+    }
+}
+
+impl Read for InterruptibleStdin {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.block.len() {
+            if self.ended {
+                return Ok(0);
+            }
+            if crate::interrupt::interrupted() {
+                return Err(std::io::Error::other("interrupted"));
+            }
+            match self
+                .blocks
+                .recv_timeout(std::time::Duration::from_millis(50))
+            {
+                Ok(Ok(block)) => {
+                    self.ended = block.is_empty();
+                    self.block = block;
+                    self.at = 0;
+                }
+                Ok(Err(err)) => return Err(err),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => self.ended = true,
+            }
+        }
+        let n = out.len().min(self.block.len() - self.at);
+        out[..n].copy_from_slice(&self.block[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// A compression format, told by the first bytes of a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+/// The compression of a stream starting with `head`.
+pub fn compression_of(head: &[u8]) -> Compression {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Compression::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Compression::Zstd
+    } else {
+        Compression::None
+    }
+}
+
+/// `input` decompressed when it starts with a gzip or zstd header (the
+/// magic bytes decide, not a file name); otherwise as it is. Reading from
+/// the result reads decompressed bytes, so a caller's bound (`take`) bounds
+/// the decompressed size: a small bomb cannot grow memory past it.
+pub fn decoded<R: BufRead + Send + 'static>(
+    mut input: R,
+) -> std::io::Result<Box<dyn BufRead + Send>> {
+    let head = fill_at_least(&mut input, 4)?;
+    Ok(match compression_of(&head) {
+        Compression::None => Box::new(input),
+        Compression::Gzip => Box::new(std::io::BufReader::new(
+            flate2::bufread::MultiGzDecoder::new(input),
+        )),
+        Compression::Zstd => Box::new(std::io::BufReader::new(
+            zstd::stream::read::Decoder::with_buffer(input)?,
+        )),
+    })
+}
+
+/// The first `n` bytes of `input` (fewer at its end), without consuming
+/// them: a `BufReader` may return fewer bytes than it can hold, so short
+/// reads are retried by growing a look-ahead buffer inside the reader.
+fn fill_at_least<R: BufRead>(input: &mut R, n: usize) -> std::io::Result<Vec<u8>> {
+    // A BufReader's first fill_buf on a file or pipe almost always gives
+    // 4 bytes at once; a pipe that delivers fewer is decided on what came.
+    let buf = loop {
+        match input.fill_buf() {
+            Ok(buf) => break buf,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        }
+    };
+    Ok(buf[..buf.len().min(n)].to_vec())
 }
 
 /// What reading a file as a document gave.
@@ -185,6 +309,12 @@ pub enum FileText {
 /// system claims (`/proc` files claim 0, `/dev/zero` never ends).
 pub fn read_text_file(path: &std::path::Path) -> std::io::Result<FileText> {
     read_text(std::fs::File::open(path)?)
+}
+
+/// Reads text from an open stream (standard input) as [`read_text_file`]
+/// does: decompressed, bounded, binary told apart.
+pub fn read_text_stream<R: Read + Send + 'static>(input: R) -> std::io::Result<FileText> {
+    bounded_text(decoded(std::io::BufReader::new(input))?, None)
 }
 
 /// Reads a regular file as text, as [`read_text_file`] does, but without
@@ -212,11 +342,26 @@ pub fn read_regular_file(path: &std::path::Path) -> std::io::Result<Option<FileT
 fn read_text(file: std::fs::File) -> std::io::Result<FileText> {
     let max = MAX_DOCUMENT_BYTES as u64;
     let len = file.metadata()?.len();
-    if len > max {
-        return Ok(FileText::TooLarge);
+    let mut input = std::io::BufReader::new(file);
+    let head = fill_at_least(&mut input, 4)?;
+    if compression_of(&head) == Compression::None {
+        if len > max {
+            return Ok(FileText::TooLarge);
+        }
+        return bounded_text(Box::new(input), Some(len));
     }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(max + 1).read_to_end(&mut bytes)?;
+    // A compressed file's size says nothing about its text's: the bound
+    // applies to the decompressed bytes.
+    bounded_text(decoded(input)?, None)
+}
+
+/// Reads at most one byte past the document limit from `input` and tells
+/// text, binary and over-large apart. `hint`: the expected size, to
+/// allocate once.
+fn bounded_text(input: Box<dyn BufRead + Send>, hint: Option<u64>) -> std::io::Result<FileText> {
+    let max = MAX_DOCUMENT_BYTES as u64;
+    let mut bytes = Vec::with_capacity(hint.unwrap_or(0).min(max) as usize);
+    input.take(max + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         // More than the file system claimed: at least this many bytes.
         return Ok(FileText::TooLarge);

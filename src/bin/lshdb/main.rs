@@ -9,6 +9,7 @@
 mod add;
 mod admin;
 mod args;
+mod dedup;
 mod docs;
 mod input;
 mod inspect;
@@ -16,8 +17,10 @@ mod interrupt;
 mod output;
 mod pairs;
 mod query;
+mod records;
 mod scan;
 mod tune;
+mod walk;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -44,6 +47,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Scan(scan::Args),
+    Dedup(dedup::Args),
     Create(admin::CreateArgs),
     Add(add::Args),
     Query(query::Args),
@@ -61,10 +65,12 @@ enum Command {
     Inspect(inspect::Args),
 }
 
-/// What a command ends with: success, or damage found (exit code 3).
+/// What a command ends with: success, damage found (exit code 3), or
+/// nothing found (`query`, exit code 1 without an error line, as grep).
 pub enum Outcome {
     Ok,
     Damaged,
+    Empty,
 }
 
 /// A command's result.
@@ -173,6 +179,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Damaged) => ExitCode::from(3),
+        Ok(Outcome::Empty) => ExitCode::from(1),
         Err(err) => {
             eprintln!("lshdb: {err}");
             match err {
@@ -186,6 +193,7 @@ fn main() -> ExitCode {
 fn run(command: Command) -> CmdResult {
     match command {
         Command::Scan(args) => scan::run(&args),
+        Command::Dedup(args) => dedup::run(&args),
         Command::Create(args) => admin::create(&args),
         Command::Add(args) => add::run(&args),
         Command::Query(args) => query::run(&args),

@@ -41,7 +41,7 @@ pub fn pairs(args: &PairsArgs) -> CmdResult {
             json(&json!({"a": pair.a, "b": pair.b, "similarity": pair.similarity}));
         } else {
             line(format_args!(
-                "{}  {}  {}",
+                "{}\t{}\t{}",
                 similarity(pair.similarity),
                 pair.a,
                 pair.b
@@ -112,7 +112,7 @@ pub fn print_groups(groups: &Groups, threshold: f64, as_json: bool) {
             members.len()
         ));
         for (key, best) in members {
-            line(format_args!("  {}  {key}", similarity(*best)));
+            line(format_args!("  {}\t{key}", similarity(*best)));
         }
     }
 }

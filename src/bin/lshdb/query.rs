@@ -1,7 +1,7 @@
 //! `lshdb query`: near-duplicates of a text, a file, a stored key, or of
 //! every record of a JSON Lines stream.
 
-use crate::args::{open_read_only, parse_threshold, JsonFields};
+use crate::args::{open_read_only, JsonFields};
 use crate::input::{read_text_file, FileText, InputError};
 use crate::output::{json, line, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
@@ -14,8 +14,11 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("input").required(true).args(["text", "query_file", "key", "jsonl"]))]
 #[command(
-    after_help = "Examples:\n  lshdb query pages.lshdb --text 'breaking news ...' --limit 5\n  \
-                        lshdb query pages.lshdb --key https://a.example/1 --explain\n  \
+    after_help = "Exit code 1 when nothing is found (as grep), unless --allow-empty.\n\
+                        Examples:\n  lshdb query pages.lshdb --text 'breaking news ...' --limit 5\n  \
+                        lshdb query pages.lshdb --key https://a.example/1 --top 10 --explain\n  \
+                        lshdb query pages.lshdb --file a.txt --threshold 1   # exact duplicates\n  \
+                        lshdb query pages.lshdb --text 'some text' --simhash 3\n  \
                         lshdb query pages.lshdb --jsonl queries.jsonl > results.jsonl"
 )]
 pub struct Args {
@@ -36,12 +39,24 @@ pub struct Args {
     jsonl: Option<String>,
     #[command(flatten)]
     fields: JsonFields,
-    /// Verified similarity a hit needs (default: the index threshold).
-    #[arg(long, value_parser = parse_threshold)]
+    /// Verified similarity a hit needs (default: the index threshold); 1
+    /// finds exact duplicates (identical shingle sets).
+    #[arg(long, value_parser = parse_query_threshold, value_name = "T")]
     threshold: Option<f64>,
     /// At most this many hits, best first.
     #[arg(long)]
     limit: Option<usize>,
+    /// The K most similar documents, whatever their similarity (every
+    /// candidate verified; --explain shows a recall estimate).
+    #[arg(long, value_name = "K", conflicts_with_all = ["threshold", "limit"])]
+    top: Option<usize>,
+    /// SimHash search: documents whose fingerprint is within D bits of the
+    /// query's (a database created with --simhash).
+    #[arg(long, value_name = "D", conflicts_with_all = ["threshold", "top", "jsonl", "explain"])]
+    simhash: Option<u32>,
+    /// Exit with 0 also when nothing is found.
+    #[arg(long)]
+    allow_empty: bool,
     /// Read at most this many postings per bucket.
     #[arg(long)]
     max_bucket: Option<usize>,
@@ -64,7 +79,29 @@ impl Args {
         if let Some(n) = self.max_bucket {
             query = query.max_bucket(n);
         }
+        if let Some(k) = self.top {
+            query = query.top(k);
+        }
         query
+    }
+
+    /// The outcome when `found` is false: exit code 1, as grep, unless
+    /// `--allow-empty`.
+    fn outcome(&self, found: bool) -> Outcome {
+        if found || self.allow_empty {
+            Outcome::Ok
+        } else {
+            Outcome::Empty
+        }
+    }
+}
+
+/// Parses a query threshold: in (0, 1], where 1 means exact duplicates.
+fn parse_query_threshold(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t == 1.0 => Ok(t),
+        _ => crate::args::parse_threshold(s)
+            .map_err(|e| e.replace("strictly between 0 and 1", "above 0 and at most 1")),
     }
 }
 
@@ -95,6 +132,9 @@ pub fn run(args: &Args) -> CmdResult {
     } else {
         return fail("give --text, --file, --key or --jsonl");
     };
+    if let Some(distance) = args.simhash {
+        return run_simhash(args, &label, args.configure(query), distance);
+    }
     let result = args.configure(query).run()?;
     if args.json {
         json(&result_json(&label, &result, args.explain));
@@ -102,23 +142,70 @@ pub fn run(args: &Args) -> CmdResult {
         for warning in &result.explain.warnings {
             eprintln!("lshdb: note: {}", cli_warning(warning));
         }
-        if result.hits.is_empty() {
-            line("no near-duplicates");
-        }
         for hit in &result.hits {
-            line(format_args!("{}  {}", similarity(hit.similarity), hit.key));
+            line(format_args!("{}\t{}", similarity(hit.similarity), hit.key));
         }
         if args.explain {
             print_explain(&result.explain);
         }
+        if result.hits.is_empty() {
+            eprintln!("lshdb: no near-duplicates found");
+        }
     }
-    Ok(Outcome::Ok)
+    Ok(args.outcome(!result.hits.is_empty()))
+}
+
+/// `query --simhash D`: Hamming search on the SimHash index.
+fn run_simhash(
+    args: &Args,
+    label: &serde_json::Value,
+    query: Query<'_>,
+    distance: u32,
+) -> CmdResult {
+    let (hits, truncated) = query.near_simhash(distance).map_err(|err| match err {
+        lshdb::Error::IndexDisabled(_) => CliError::Message(format!(
+            "{} has no SimHash index; create the database with `lshdb create FILE --simhash`",
+            args.file.display()
+        )),
+        other => other.into(),
+    })?;
+    let warnings: Vec<String> = if truncated.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "{} SimHash block(s) held more than the cap and were cut there; for an exhaustive \
+             answer run the query again with `--max-bucket {}`",
+            truncated.len(),
+            args.max_bucket
+                .unwrap_or(lshdb::DEFAULT_MAX_BUCKET)
+                .saturating_mul(10)
+        )]
+    };
+    if args.json {
+        let hits: Vec<_> = hits
+            .iter()
+            .map(|h| json!({"key": h.key, "distance": h.distance, "fingerprint": format!("{:016x}", h.fingerprint)}))
+            .collect();
+        json(&json!({"query": label, "hits": hits, "warnings": warnings}));
+    } else {
+        for warning in &warnings {
+            eprintln!("lshdb: note: {warning}");
+        }
+        for hit in &hits {
+            line(format_args!("{}\t{}", hit.distance, hit.key));
+        }
+        if hits.is_empty() {
+            eprintln!("lshdb: nothing found within {distance} bit(s)");
+        }
+    }
+    Ok(args.outcome(!hits.is_empty()))
 }
 
 fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
     crate::interrupt::catch_interrupt();
     let reader = args.fields.open(path)?;
     let mut answered = 0u64;
+    let mut found = false;
     for item in reader {
         if crate::interrupt::interrupted() {
             return Err(CliError::Interrupted(format!(
@@ -136,6 +223,7 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
                 };
                 match args.configure(query).run() {
                     Ok(result) => {
+                        found |= !result.hits.is_empty();
                         json(&result_json(&json!(record.key), &result, args.explain));
                         answered += 1;
                         crate::interrupt::note_progress(format!(
@@ -156,7 +244,7 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
             }
         }
     }
-    Ok(Outcome::Ok)
+    Ok(args.outcome(found))
 }
 
 fn result_json(
@@ -193,6 +281,7 @@ fn explain_json(e: &Explain) -> serde_json::Value {
         "verified": e.verified,
         "returned": e.returned,
         "candidate_probability_at_threshold": e.candidate_probability_at_threshold,
+        "recall_estimate": e.recall_estimate,
         "micros": {
             "sketch": e.sketch_time.as_micros() as u64,
             "lookup": e.lookup_time.as_micros() as u64,
@@ -245,8 +334,13 @@ fn print_explain(e: &Explain) {
         e.verified,
         e.returned
     ));
-    line(format_args!(
-        "  P(candidate) at the threshold: {:.4}",
-        e.candidate_probability_at_threshold
-    ));
+    match e.recall_estimate {
+        Some(recall) => line(format_args!(
+            "  recall estimate: {recall:.4} (P(candidate) at the last hit's similarity)"
+        )),
+        None => line(format_args!(
+            "  P(candidate) at the threshold: {:.4}",
+            e.candidate_probability_at_threshold
+        )),
+    }
 }

@@ -4,7 +4,8 @@
 //! Keys are paths relative to DIR (see [`key_of`]). The database (default
 //! `DIR/.lshdb`) keeps each file's text, so a second scan can tell new,
 //! changed, removed and unchanged files apart and touches only what
-//! changed. Hidden files and folders (names starting with `.`), symbolic
+//! changed. The walk follows ripgrep's rules (`crate::walk`: .gitignore,
+//! hidden files and folders skipped, globs, types); symbolic
 //! links and anything that is not a regular file are not read; binary
 //! files (a NUL byte or invalid UTF-8), empty files and files above the
 //! document size limit are skipped and counted.
@@ -25,11 +26,10 @@ use lshdb::{BulkOptions, Config, Database};
 use serde_json::json;
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The label holding the folder a database was built from: its canonical
-/// path, written as [`escape`] writes names.
+/// path, written as [`crate::walk::escape`] writes names.
 pub const ROOT_LABEL: &str = "scan.root";
 
 /// Index every text file under DIR and print the near-duplicate groups.
@@ -55,6 +55,8 @@ pub struct Args {
     /// before it moved. Its documents without a file under DIR are removed.
     #[arg(long)]
     adopt: bool,
+    #[command(flatten)]
+    walk: crate::walk::WalkArgs,
     #[command(flatten)]
     wait: Wait,
     /// Remove the documents of missing files even when they are more than
@@ -88,7 +90,7 @@ pub fn run(args: &Args) -> CmdResult {
     if !args.dir.is_dir() {
         return fail(format!("{} is not a folder", args.dir.display()));
     }
-    let root = escape(std::fs::canonicalize(&args.dir)?.as_os_str());
+    let root = crate::walk::escape(std::fs::canonicalize(&args.dir)?.as_os_str());
     let db_path = args.db.clone().unwrap_or_else(|| args.dir.join(".lshdb"));
     let db = if db_path.exists() {
         let db = open_waiting(&db_path, &args.wait)?;
@@ -110,8 +112,12 @@ pub fn run(args: &Args) -> CmdResult {
     };
     catch_interrupt();
     let skip = std::fs::canonicalize(&db_path).ok();
-    let mut walk = Walk::default();
-    walk_dir(&args.dir, &args.dir, skip.as_deref(), &mut walk)?;
+    let found = crate::walk::walk(&args.dir, &args.walk, skip.as_deref(), "")?;
+    let mut walk = Walk {
+        files: found.files,
+        unreadable: found.unreadable,
+        ..Walk::default()
+    };
 
     // The stored keys (only keys: texts are compared one file at a time).
     let mut stored = HashSet::new();
@@ -313,74 +319,9 @@ fn check_removals(
     ))
 }
 
-/// Collects regular files under `dir` (keys relative to `root`), sorted,
-/// skipping hidden entries, symbolic links, anything that is not a regular
-/// file (FIFOs, sockets, devices) and the database file itself.
-fn walk_dir(root: &Path, dir: &Path, skip: Option<&Path>, walk: &mut Walk) -> Result<(), CliError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(crate::io_context("cannot read folder", dir))?
-        .filter_map(|e| e.ok())
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        if entry.file_name().as_encoded_bytes().starts_with(b".") {
-            continue;
-        }
-        let path = entry.path();
-        // The entry's own type: symbolic links are not followed.
-        let Ok(kind) = entry.file_type() else {
-            walk.unreadable += 1;
-            continue;
-        };
-        if kind.is_dir() {
-            if walk_dir(root, &path, skip, walk).is_err() {
-                walk.unreadable += 1;
-            }
-        } else if kind.is_file() {
-            if skip.is_some() && std::fs::canonicalize(&path).ok().as_deref() == skip {
-                continue;
-            }
-            walk.files.push((key_of(root, &path), path));
-        }
-    }
-    Ok(())
-}
-
-/// The key of a file: its path relative to the scanned folder, names
-/// [`escape`]d and joined with `/`.
-fn key_of(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .components()
-        .map(|c| escape(c.as_os_str()))
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// A file name as text, one to one: valid UTF-8 stays as it is except
-/// that `\` becomes `\\`, and each byte that is not valid UTF-8 becomes
-/// `\xNN` (two lower-case hex digits). Names that differ only in such
-/// bytes keep different keys, and no escaped name can equal another.
-fn escape(name: &OsStr) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    for chunk in name.as_encoded_bytes().utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                c => out.push(c),
-            }
-        }
-        for byte in chunk.invalid() {
-            let _ = write!(out, "\\x{byte:02x}");
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use crate::walk::escape;
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
 

@@ -1,0 +1,938 @@
+//! `lshdb dedup`: records in, kept records out — the dataset builder's
+//! near-duplicate removal in one command.
+//!
+//! Keep policy `first` streams: each record is checked against everything
+//! kept so far (the database, with this run's uncommitted records) and
+//! inserted when nothing is similar enough, committing every `--batch`
+//! records. The other policies read the input twice: pass 1 loads every
+//! record in bulk and groups them (`Database::groups`), choosing one member
+//! per group; pass 2 re-reads the input and writes the kept records.
+
+use crate::add::Limited;
+use crate::args::{open_waiting, parse_threshold, Wait};
+use crate::docs::{same_file, Output};
+use crate::interrupt::{catch_interrupt, interrupted};
+use crate::output::{json, line, progress, short};
+use crate::records::{Chunk, Fields, Format, Layout, Parsed, Sink, Source};
+use crate::{fail, CliError, CmdResult, Outcome};
+use lshdb::{BulkOptions, Config, Database, Unique};
+use serde_json::json;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The label naming the inputs of a run that has not finished, so that a
+/// rerun of the same command resumes it (see `docs/cli.md`).
+const RUN_LABEL: &str = "dedup.unfinished";
+
+/// Remove near-duplicate records: read JSON Lines (also .gz, .zst), CSV or
+/// Parquet, write the kept records unchanged in the same format.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  lshdb dedup corpus.jsonl.zst --out kept.jsonl --dropped dropped.jsonl\n  \
+                        lshdb dedup day2.jsonl --db seen.lshdb --id-field url --out day2.kept.jsonl\n  \
+                        lshdb dedup pages.parquet --keep longest --out kept.parquet --threshold 0.7"
+)]
+pub struct Args {
+    /// Input files (`-`: standard input), all of one format.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
+    /// A database that keeps the kept records' sketches across runs
+    /// (created when missing); default: a temporary one, deleted at the end.
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// Similarity at which a record is a near-duplicate (default 0.8, or an
+    /// existing --db's index threshold).
+    #[arg(long, value_parser = parse_threshold, value_name = "T")]
+    threshold: Option<f64>,
+    /// Where the kept records go (default: standard output).
+    #[arg(long, value_name = "KEPT")]
+    out: Option<PathBuf>,
+    /// Write each dropped record as JSON Lines {"id", "duplicate_of", "similarity"}.
+    #[arg(long, value_name = "FILE")]
+    dropped: Option<PathBuf>,
+    /// Write each cluster (a kept record and its dropped duplicates) as JSON Lines.
+    #[arg(long, value_name = "FILE")]
+    clusters: Option<PathBuf>,
+    /// Which record of a cluster is kept: first, longest, max:FIELD or min:FIELD.
+    #[arg(long, default_value = "first", value_parser = parse_keep, value_name = "POLICY")]
+    keep: Keep,
+    /// Field (JSON: a path such as meta.body; CSV, Parquet: a column) holding the text.
+    #[arg(long, default_value = "text", value_name = "F")]
+    text_field: String,
+    /// Field holding the record's id (default: none; records are named line:N).
+    #[arg(long, value_name = "F")]
+    id_field: Option<String>,
+    /// Input format (default: from the name, else the content).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Records per commit to the database.
+    #[arg(long, default_value_t = lshdb::DEFAULT_BATCH, value_name = "N")]
+    batch: usize,
+    /// Keep the kept records' texts in a database created by this run (--db).
+    #[arg(long)]
+    store_text: bool,
+    /// The summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    wait: Wait,
+}
+
+/// Which member of a cluster is kept.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Keep {
+    First,
+    Longest,
+    Max(String),
+    Min(String),
+}
+
+fn parse_keep(s: &str) -> Result<Keep, String> {
+    match s.split_once(':') {
+        None if s == "first" => Ok(Keep::First),
+        None if s == "longest" => Ok(Keep::Longest),
+        Some(("max", f)) if !f.is_empty() => Ok(Keep::Max(f.to_owned())),
+        Some(("min", f)) if !f.is_empty() => Ok(Keep::Min(f.to_owned())),
+        _ => Err(format!(
+            "`{s}` is not a keep policy; use first, longest, max:FIELD or min:FIELD"
+        )),
+    }
+}
+
+/// Counts for the summary.
+#[derive(Default)]
+struct Counts {
+    read: u64,
+    kept: u64,
+    dropped: u64,
+    bad: Limited,
+}
+
+/// Where a record comes from, for messages and keys.
+struct Place<'a> {
+    inputs: &'a [String],
+    input: usize,
+}
+
+impl Place<'_> {
+    /// `line N` (one input) or `line N of INPUT`.
+    fn at(&self, line: u64) -> String {
+        if self.inputs.len() == 1 {
+            format!("line {line}")
+        } else {
+            format!("line {line} of {}", self.inputs[self.input])
+        }
+    }
+
+    /// The key of a record without an id: `line:N`, or `INPUT:line:N` with
+    /// several inputs.
+    fn key(&self, line: u64) -> String {
+        if self.inputs.len() == 1 {
+            format!("line:{line}")
+        } else {
+            format!("{}:line:{line}", self.inputs[self.input])
+        }
+    }
+}
+
+/// An output file or standard output.
+enum Target {
+    File(Output),
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Target::File(f) => f.write(buf),
+            Target::Stdout(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Target::File(f) => f.flush(),
+            Target::Stdout(s) => s.flush(),
+        }
+    }
+}
+
+impl Target {
+    fn finish(self) -> Result<(), CliError> {
+        match self {
+            Target::File(f) => f.finish(),
+            Target::Stdout(mut s) => match s.flush() {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+                other => Ok(other?),
+            },
+        }
+    }
+}
+
+/// What one record became, for `--dropped` and `--clusters`.
+struct Drop {
+    id: String,
+    of: String,
+    similarity: f64,
+}
+
+/// Clusters being collected: kept key → its place in the list of
+/// (kept key, dropped members), in order of first drop.
+type Clusters = (HashMap<String, usize>, Vec<(String, Vec<(String, f64)>)>);
+
+/// The side outputs.
+struct Side {
+    dropped: Option<Output>,
+    /// Kept key → its dropped members, in order of first drop.
+    clusters: Option<Clusters>,
+}
+
+impl Side {
+    fn record(&mut self, drop: Drop) -> Result<(), CliError> {
+        if let Some(out) = &mut self.dropped {
+            writeln!(
+                out,
+                "{}",
+                json!({"id": drop.id, "duplicate_of": drop.of, "similarity": drop.similarity})
+            )?;
+        }
+        if let Some((index, list)) = &mut self.clusters {
+            let at = *index.entry(drop.of.clone()).or_insert_with(|| {
+                list.push((drop.of.clone(), Vec::new()));
+                list.len() - 1
+            });
+            list[at].1.push((drop.id, drop.similarity));
+        }
+        Ok(())
+    }
+}
+
+pub fn run(args: &Args) -> CmdResult {
+    let start = Instant::now();
+    let formats = args
+        .inputs
+        .iter()
+        .map(|p| crate::records::detect(p, args.format))
+        .collect::<Result<Vec<_>, _>>()?;
+    let format = formats[0];
+    if let Some((i, other)) = formats.iter().enumerate().find(|(_, f)| **f != format) {
+        return fail(format!(
+            "{} is {} but {} is {}: give inputs of one format (or --format)",
+            args.inputs[i],
+            other.name(),
+            args.inputs[0],
+            format.name()
+        ));
+    }
+    if args.inputs.iter().filter(|p| *p == "-").count() > 1 {
+        return fail("standard input (-) can be given once");
+    }
+    if args.keep != Keep::First && args.inputs.iter().any(|p| p == "-") {
+        return fail(format!(
+            "--keep {} reads the input twice, and standard input can be read once; save it to a file first",
+            keep_name(&args.keep)
+        ));
+    }
+    // Never write onto an input or the database.
+    let outputs = [
+        ("--out", &args.out),
+        ("--dropped", &args.dropped),
+        ("--clusters", &args.clusters),
+    ];
+    for (flag, out) in outputs {
+        let Some(out) = out else { continue };
+        for input in args.inputs.iter().filter(|p| *p != "-") {
+            if same_file(Path::new(input), out) {
+                return fail(format!(
+                    "{flag} {} is the input {input}; write the output to another file",
+                    out.display()
+                ));
+            }
+        }
+        if let Some(db) = &args.db {
+            if same_file(db, out) {
+                return fail(format!(
+                    "{flag} {} is the database file itself ({}); write the output to another file",
+                    out.display(),
+                    db.display()
+                ));
+            }
+        }
+    }
+
+    // The database: given (created when missing) or temporary.
+    let mut _temp = None;
+    let db = match &args.db {
+        Some(path) if path.exists() => open_waiting(path, &args.wait)?,
+        Some(path) => {
+            let threshold = args.threshold.unwrap_or(0.8);
+            let db =
+                Database::create(path, Config::jaccard(threshold).store_text(args.store_text))?;
+            let _ = crate::args::OPENED.set(path.clone());
+            crate::interrupt::writing();
+            db
+        }
+        None => {
+            let dir = tempfile::tempdir().map_err(|e| {
+                CliError::Message(format!("cannot create a temporary database: {e}"))
+            })?;
+            let threshold = args.threshold.unwrap_or(0.8);
+            let db = Database::create(dir.path().join("dedup.lshdb"), Config::jaccard(threshold))?;
+            crate::interrupt::writing();
+            _temp = Some(dir);
+            db
+        }
+    };
+    let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    // Nothing stored before this run: no record can be found by name.
+    let fresh = db.is_empty()?;
+    if args.db.is_some() {
+        crate::pairs::note_threshold(&db, threshold);
+    }
+    catch_interrupt();
+
+    // A rerun of an unfinished run resumes it.
+    let run_id = json!({"inputs": args.inputs, "keep": keep_name(&args.keep)}).to_string();
+    let resuming = args.db.is_some() && db.label(RUN_LABEL)?.as_deref() == Some(run_id.as_str());
+    if args.db.is_some() {
+        db.set_label(RUN_LABEL, &run_id)?;
+    }
+
+    let fields = Fields {
+        text: args.text_field.clone(),
+        id: args.id_field.clone(),
+        score: match &args.keep {
+            Keep::Max(f) | Keep::Min(f) => Some(f.clone()),
+            _ => None,
+        },
+    };
+    let mut side = Side {
+        dropped: args.dropped.as_deref().map(Output::create).transpose()?,
+        clusters: args.clusters.as_ref().map(|_| (HashMap::new(), Vec::new())),
+    };
+    let clusters_out = args.clusters.as_deref().map(Output::create).transpose()?;
+    let target = match &args.out {
+        Some(path) => Target::File(Output::create(path)?),
+        None => Target::Stdout(std::io::BufWriter::new(std::io::stdout())),
+    };
+    let mut counts = Counts::default();
+    let bar = progress(None, "dedup");
+    let result = match args.keep {
+        Keep::First => first(
+            args,
+            &db,
+            threshold,
+            resuming,
+            fresh,
+            &fields,
+            format,
+            target,
+            &mut side,
+            &mut counts,
+            &bar,
+        ),
+        _ => grouped(
+            args,
+            &db,
+            threshold,
+            resuming,
+            fresh,
+            &fields,
+            format,
+            target,
+            &mut side,
+            &mut counts,
+            &bar,
+        ),
+    };
+    bar.finish_and_clear();
+    for message in counts.bad.lines("bad record(s)") {
+        eprintln!("lshdb: {message}");
+    }
+    let target = match result {
+        Ok(target) => target,
+        Err(err) => {
+            if interrupted() {
+                return Err(CliError::Interrupted(match &args.db {
+                    Some(path) => format!(
+                        "interrupted: no output was written; the records kept so far are committed to {}; run the same command again to finish (it resumes)",
+                        path.display()
+                    ),
+                    None => "interrupted: no output was written".to_owned(),
+                }));
+            }
+            return Err(err);
+        }
+    };
+    // Everything read: the outputs go into place.
+    target.finish()?;
+    if let Some(out) = side.dropped.take() {
+        out.finish()?;
+    }
+    if let (Some(mut out), Some((_, list))) = (clusters_out, side.clusters.take()) {
+        for (kept, members) in list {
+            let members: Vec<_> = members
+                .iter()
+                .map(|(k, s)| json!({"id": k, "similarity": s}))
+                .collect();
+            writeln!(out, "{}", json!({"kept": kept, "dropped": members}))?;
+        }
+        out.finish()?;
+    }
+    if args.db.is_some() {
+        db.set_label(RUN_LABEL, "")?;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let summary = if args.json {
+        json!({
+            "read": counts.read, "kept": counts.kept, "dropped": counts.dropped,
+            "bad": counts.bad.total, "seconds": seconds, "threshold": threshold,
+            "keep": keep_name(&args.keep), "resumed": resuming,
+        })
+        .to_string()
+    } else {
+        format!(
+            "read {} record(s): {} kept, {} dropped as near-duplicates, {} bad record(s) skipped; {:.1} s{}",
+            counts.read,
+            counts.kept,
+            counts.dropped,
+            counts.bad.total,
+            seconds,
+            if resuming { " (resumed)" } else { "" }
+        )
+    };
+    // Standard output holds the kept records unless --out is given.
+    if args.out.is_some() {
+        if args.json {
+            json(&serde_json::from_str(&summary).unwrap_or_default());
+        } else {
+            line(summary);
+        }
+    } else {
+        eprintln!(
+            "{}",
+            if args.json {
+                summary
+            } else {
+                format!("lshdb: {summary}")
+            }
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn keep_name(keep: &Keep) -> String {
+    match keep {
+        Keep::First => "first".to_owned(),
+        Keep::Longest => "longest".to_owned(),
+        Keep::Max(f) => format!("max:{f}"),
+        Keep::Min(f) => format!("min:{f}"),
+    }
+}
+
+/// Opens every input in turn, checking that they share one layout, and
+/// calls `each` with every chunk; stops on Ctrl-C (an error then).
+fn for_each_chunk(
+    inputs: &[String],
+    format: Format,
+    fields: &Fields,
+    mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
+) -> Result<Option<Layout>, CliError> {
+    let mut first: Option<Layout> = None;
+    for (i, path) in inputs.iter().enumerate() {
+        let mut source = Source::open(path, format, fields)?;
+        let layout = source.layout();
+        match &first {
+            Some(l) if !l.same_shape(&layout) => {
+                return fail(format!(
+                "{path} has another {} than {}: the kept records of both cannot go into one output",
+                if format == Format::Csv {
+                    "header"
+                } else {
+                    "schema"
+                },
+                inputs[0]
+            ))
+            }
+            Some(_) => {}
+            None => first = Some(layout.clone()),
+        }
+        let layout = first.clone().unwrap_or(layout);
+        loop {
+            if interrupted() {
+                return fail("interrupted");
+            }
+            let chunk = source.next_chunk().map_err(|e| match e {
+                CliError::Message(m) if !m.starts_with("reading") && !m.starts_with("cannot") => {
+                    CliError::Message(format!("reading input {path} failed: {m}"))
+                }
+                other => other,
+            })?;
+            let Some(chunk) = chunk else { break };
+            each(i, &layout, chunk)?;
+        }
+    }
+    Ok(first)
+}
+
+/// Ends the kept output: `sink` when a chunk was read, else an empty
+/// output of the input's layout (a CSV header, a Parquet file without
+/// rows).
+fn finish_output(
+    sink: Option<Sink<Target>>,
+    target: Option<Target>,
+    layout: Option<Layout>,
+) -> Result<Target, CliError> {
+    match (sink, target) {
+        (Some(sink), _) => sink.finish(),
+        (None, Some(target)) => Sink::new(target, &layout.unwrap_or(Layout::Lines))?.finish(),
+        (None, None) => fail("internal error: no output"),
+    }
+}
+
+/// The reason of a refused document, as a bad record's.
+fn refusal(err: &lshdb::Error) -> Option<String> {
+    match err {
+        lshdb::Error::EmptyDocument { .. } => Some("text empty after normalisation".to_owned()),
+        lshdb::Error::DocumentTooLarge { len, max, .. } => {
+            Some(format!("text of {len} bytes, above the limit of {max}"))
+        }
+        lshdb::Error::InvalidKey { .. } => Some(format!("{err}")),
+        _ => None,
+    }
+}
+
+fn bad(counts: &mut Counts, place: &Place, line: u64, reason: &str) {
+    let kind = reason
+        .split_once(": ")
+        .map_or(reason, |(k, _)| k)
+        .to_owned();
+    let at = place.at(line);
+    counts.bad.push(&kind, || format!("skipped {at}: {reason}"));
+}
+
+/// A record whose key is already stored before this run: in a resumed run,
+/// one this run kept before it was interrupted (kept again); otherwise a
+/// record seen by an earlier run (a duplicate of itself when its text is
+/// still similar, else a bad record).
+fn stored_before(
+    db: &Database,
+    key: &str,
+    text: &str,
+    threshold: f64,
+    resuming: bool,
+) -> Result<Result<Option<Drop>, String>, CliError> {
+    if resuming {
+        return Ok(Ok(None));
+    }
+    let hits = db
+        .query(text)
+        .threshold(threshold)
+        .max_bucket(usize::MAX)
+        .run()?
+        .hits;
+    match hits.iter().find(|h| h.key == key) {
+        Some(hit) => Ok(Ok(Some(Drop {
+            id: key.to_owned(),
+            of: key.to_owned(),
+            similarity: hit.similarity,
+        }))),
+        None => Ok(Err(format!(
+            "id `{}` is already stored in the database with another text",
+            short(key)
+        ))),
+    }
+}
+
+/// Keep policy `first`, streaming.
+#[allow(clippy::too_many_arguments)]
+fn first(
+    args: &Args,
+    db: &Database,
+    threshold: f64,
+    resuming: bool,
+    fresh: bool,
+    fields: &Fields,
+    format: Format,
+    target: Target,
+    side: &mut Side,
+    counts: &mut Counts,
+    bar: &indicatif::ProgressBar,
+) -> Result<Target, CliError> {
+    let mut sink: Option<Sink<Target>> = None;
+    let mut target = Some(target);
+    // Keys of this run: key → line, for repeated ids.
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut txn = Some(db.batch()?);
+    let mut in_txn = 0usize;
+    let outcome = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
+        let place = Place {
+            inputs: &args.inputs,
+            input,
+        };
+        if sink.is_none() {
+            let out = target
+                .take()
+                .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
+            sink = Some(Sink::new(out, layout)?);
+        }
+        let mut keep = vec![false; chunk.units.len()];
+        for (i, (line, parsed)) in chunk.units.iter().enumerate() {
+            let good = match parsed {
+                Parsed::Blank => continue,
+                Parsed::Bad(reason) => {
+                    counts.read += 1;
+                    bad(counts, &place, *line, reason);
+                    continue;
+                }
+                Parsed::Good(good) => good,
+            };
+            counts.read += 1;
+            bar.inc(1);
+            let key = good.id.clone().unwrap_or_else(|| place.key(*line));
+            if let Some(first_line) = seen.get(&key) {
+                bad(
+                    counts,
+                    &place,
+                    *line,
+                    &format!(
+                        "repeated id: `{}` is also at line {first_line}",
+                        short(&key)
+                    ),
+                );
+                continue;
+            }
+            seen.insert(key.clone(), *line);
+            if !fresh && db.contains(&key)? {
+                match stored_before(db, &key, &good.text, threshold, resuming)? {
+                    Ok(None) => {
+                        keep[i] = true;
+                        counts.kept += 1;
+                    }
+                    Ok(Some(drop)) => {
+                        counts.dropped += 1;
+                        side.record(drop)?;
+                    }
+                    Err(reason) => bad(counts, &place, *line, &reason),
+                }
+                continue;
+            }
+            let batch = txn
+                .as_mut()
+                .ok_or_else(|| CliError::Message("internal error: no transaction".into()))?;
+            match batch.insert_unique(&key, good.text.as_str(), threshold) {
+                Ok(Unique::Inserted) => {
+                    keep[i] = true;
+                    counts.kept += 1;
+                    in_txn += 1;
+                }
+                Ok(Unique::Duplicate(hit)) => {
+                    counts.dropped += 1;
+                    side.record(Drop {
+                        id: key,
+                        of: hit.key,
+                        similarity: hit.similarity,
+                    })?;
+                }
+                Err(err) => match refusal(&err) {
+                    Some(reason) => bad(counts, &place, *line, &reason),
+                    None => return Err(err.into()),
+                },
+            }
+            if in_txn >= args.batch.max(1) {
+                if let Some(done) = txn.take() {
+                    done.commit()?;
+                }
+                txn = Some(db.batch()?);
+                in_txn = 0;
+            }
+            if interrupted() {
+                break;
+            }
+        }
+        if let Some(sink) = &mut sink {
+            sink.write(&chunk, &keep)?;
+        }
+        if interrupted() {
+            return fail("interrupted");
+        }
+        Ok(())
+    });
+    // Commit what was checked, also when stopped.
+    if let Some(done) = txn.take() {
+        done.commit()?;
+    }
+    let layout = outcome?;
+    finish_output(sink, target, layout)
+}
+
+/// What pass 1 learnt of a record of this run.
+struct Seen {
+    /// Input, line.
+    input: usize,
+    line: u64,
+    /// Position in the input, for ties.
+    order: u64,
+    score: f64,
+    /// Dropped: (kept key, similarity to it).
+    dropped: Option<(String, f64)>,
+    /// Whether pass 1 already decided it without the groups (a resumed
+    /// record, or a duplicate of itself from an earlier run).
+    decided: Option<Result<(), Drop>>,
+}
+
+/// Keep policies `longest`, `max:F`, `min:F`: two passes.
+#[allow(clippy::too_many_arguments)]
+fn grouped(
+    args: &Args,
+    db: &Database,
+    threshold: f64,
+    resuming: bool,
+    fresh: bool,
+    fields: &Fields,
+    format: Format,
+    target: Target,
+    side: &mut Side,
+    counts: &mut Counts,
+    bar: &indicatif::ProgressBar,
+) -> Result<Target, CliError> {
+    // Pass 1: every good record into the database, in bulk.
+    let state = RefCell::new((HashMap::<String, Seen>::new(), 0u64));
+    let failure = RefCell::new(None::<CliError>);
+    let counts_cell = RefCell::new(std::mem::take(counts));
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<(String, String)>(4096);
+    let mut report = None;
+    std::thread::scope(|scope| -> Result<(), CliError> {
+        let loader = scope.spawn(|| {
+            db.insert_bulk(receiver, &BulkOptions::default().batch(args.batch), |_| {
+                !interrupted()
+            })
+        });
+        let read = for_each_chunk(&args.inputs, format, fields, |input, _, chunk| {
+            let place = Place {
+                inputs: &args.inputs,
+                input,
+            };
+            let mut counts = counts_cell.borrow_mut();
+            let mut state = state.borrow_mut();
+            for (line, parsed) in chunk.units {
+                let good = match parsed {
+                    Parsed::Blank => continue,
+                    Parsed::Bad(reason) => {
+                        counts.read += 1;
+                        bad(&mut counts, &place, line, &reason);
+                        continue;
+                    }
+                    Parsed::Good(good) => good,
+                };
+                counts.read += 1;
+                bar.inc(1);
+                state.1 += 1;
+                let order = state.1;
+                let key = good.id.clone().unwrap_or_else(|| place.key(line));
+                if let Some(seen) = state.0.get(&key) {
+                    let first_line = seen.line;
+                    bad(
+                        &mut counts,
+                        &place,
+                        line,
+                        &format!(
+                            "repeated id: `{}` is also at line {first_line}",
+                            short(&key)
+                        ),
+                    );
+                    continue;
+                }
+                let score = match &args.keep {
+                    Keep::Longest => good.text.chars().count() as f64,
+                    Keep::Max(_) => good.score.unwrap_or(f64::NEG_INFINITY),
+                    Keep::Min(_) => good.score.map_or(f64::NEG_INFINITY, |s| -s),
+                    Keep::First => 0.0,
+                };
+                let mut seen = Seen {
+                    input,
+                    line,
+                    order,
+                    score,
+                    dropped: None,
+                    decided: None,
+                };
+                if !fresh && db.contains(&key)? {
+                    match stored_before(db, &key, &good.text, threshold, resuming)? {
+                        Ok(None) => {} // resumed: grouped with the rest
+                        Ok(Some(drop)) => seen.decided = Some(Err(drop)),
+                        Err(reason) => {
+                            bad(&mut counts, &place, line, &reason);
+                            continue;
+                        }
+                    }
+                    state.0.insert(key, seen);
+                    continue;
+                }
+                state.0.insert(key.clone(), seen);
+                if sender.send((key, good.text)).is_err() {
+                    break; // the loader stopped: its error is reported
+                }
+            }
+            Ok(())
+        });
+        drop(sender);
+        let loaded = loader
+            .join()
+            .map_err(|_| CliError::Message("internal error: the loader panicked".into()))?;
+        if let Err(e) = read {
+            *failure.borrow_mut() = Some(e);
+        }
+        report = Some(loaded?);
+        Ok(())
+    })?;
+    *counts = counts_cell.into_inner();
+    if let Some(err) = failure.into_inner() {
+        return Err(err);
+    }
+    if interrupted() {
+        return fail("interrupted");
+    }
+    let (mut seen, _) = state.into_inner();
+    if let Some(report) = report {
+        for (key, err) in report.rejected {
+            if let Some(s) = seen.remove(&key) {
+                let place = Place {
+                    inputs: &args.inputs,
+                    input: s.input,
+                };
+                bad(
+                    counts,
+                    &place,
+                    s.line,
+                    &refusal(&err).unwrap_or_else(|| err.to_string()),
+                );
+            }
+        }
+    }
+
+    // The groups, and one kept member in each.
+    let groups = db.groups(threshold)?;
+    let mut pairs_needed: Vec<(String, String)> = Vec::new();
+    for members in &groups.groups {
+        let ours: Vec<&String> = members
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| seen.get(*k).is_some_and(|s| s.decided.is_none()))
+            .collect();
+        if ours.is_empty() {
+            continue;
+        }
+        // A member from an earlier run was kept then: it stays kept.
+        let earlier = members
+            .iter()
+            .map(|(k, _)| k)
+            .find(|k| seen.get(*k).is_none_or(|s| s.decided.is_some()));
+        let kept = match earlier {
+            Some(k) => k.clone(),
+            None => {
+                let best = ours.iter().copied().max_by(|a, b| {
+                    let (sa, sb) = (&seen[*a], &seen[*b]);
+                    sa.score.total_cmp(&sb.score).then(sb.order.cmp(&sa.order))
+                });
+                match best {
+                    Some(k) => k.clone(),
+                    None => continue,
+                }
+            }
+        };
+        for key in ours {
+            if *key != kept {
+                pairs_needed.push((key.clone(), kept.clone()));
+            }
+        }
+    }
+    // Each dropped record's similarity to the kept one, from the stored sets.
+    let wanted: HashSet<&str> = pairs_needed
+        .iter()
+        .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+        .collect();
+    let mut sets: HashMap<String, Vec<u32>> = HashMap::new();
+    if !wanted.is_empty() {
+        db.for_each(|doc| {
+            if wanted.contains(doc.key.as_str()) {
+                sets.insert(doc.key, doc.shingles);
+            }
+            !interrupted()
+        })?;
+    }
+    let mut removals = Vec::new();
+    for (dropped, kept) in &pairs_needed {
+        let similarity = match (sets.get(dropped), sets.get(kept)) {
+            (Some(a), Some(b)) => lshdb::sketch::measures::jaccard(a, b),
+            _ => 0.0,
+        };
+        if let Some(s) = seen.get_mut(dropped) {
+            s.dropped = Some((kept.clone(), similarity));
+        }
+        removals.push(dropped.clone());
+    }
+    // A persistent database keeps only the kept records.
+    if args.db.is_some() {
+        for chunk in removals.chunks(args.batch.max(1)) {
+            let mut batch = db.batch()?;
+            for key in chunk {
+                batch.remove(key)?;
+            }
+            batch.commit()?;
+        }
+    }
+
+    // Pass 2: the kept records, in input order.
+    let mut sink: Option<Sink<Target>> = None;
+    let mut target = Some(target);
+    let mut done: HashSet<String> = HashSet::new();
+    let layout = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
+        let place = Place {
+            inputs: &args.inputs,
+            input,
+        };
+        if sink.is_none() {
+            let out = target
+                .take()
+                .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
+            sink = Some(Sink::new(out, layout)?);
+        }
+        let mut keep = vec![false; chunk.units.len()];
+        for (i, (line, parsed)) in chunk.units.iter().enumerate() {
+            let Parsed::Good(good) = parsed else { continue };
+            let key = good.id.clone().unwrap_or_else(|| place.key(*line));
+            let Some(s) = seen.get_mut(&key) else {
+                continue;
+            };
+            if s.input != input || s.line != *line || !done.insert(key.clone()) {
+                continue; // a repeated id, reported in pass 1
+            }
+            match (s.decided.take(), s.dropped.take()) {
+                (Some(Err(drop)), _) => {
+                    counts.dropped += 1;
+                    side.record(drop)?;
+                }
+                (_, Some((of, similarity))) => {
+                    counts.dropped += 1;
+                    side.record(Drop {
+                        id: key,
+                        of,
+                        similarity,
+                    })?;
+                }
+                _ => {
+                    keep[i] = true;
+                    counts.kept += 1;
+                }
+            }
+        }
+        if let Some(sink) = &mut sink {
+            sink.write(&chunk, &keep)?;
+        }
+        Ok(())
+    })?;
+    finish_output(sink, target, layout)
+}
