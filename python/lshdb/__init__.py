@@ -506,9 +506,9 @@ class Database:
         """Near-duplicate clusters (connected components of the pairs at
         ``threshold``), largest first; each member as ``Hit(key, best
         similarity to another member)``. The components need every pair,
-        so they are computed in one pass and then yielded one by one."""
-        for group in self._db.groups(threshold):
-            yield _hits(group)
+        so they are computed in one pass (when this is called) and then
+        yielded one by one."""
+        return iter([_hits(group) for group in self._db.groups(threshold)])
 
     def exact_pairs(self, threshold: float) -> List[Pair]:
         """*Every* pair with Jaccard ≥ ``threshold`` (0 < t ≤ 1), found
