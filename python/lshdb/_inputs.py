@@ -18,13 +18,24 @@ Data = npt.NDArray[np.uint8]
 TextBatch = Union[List[str], Tuple[Offsets, Data]]
 
 
+def _is_string_view(pa: Any, t: Any) -> bool:
+    """pyarrow >= 16 has string_view; older ones do not."""
+    check = getattr(pa.types, "is_string_view", None)
+    return bool(check(t)) if check is not None else False
+
+
+def _is_text(pa: Any, t: Any) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t)) or _is_string_view(pa, t)
+
+
 def _arrow_buffers(array: Any) -> TextBatch:
-    """(offsets, data) of a pyarrow string or large_string array."""
+    """(offsets, data) of a pyarrow string, large_string or string_view
+    array."""
     import pyarrow as pa
 
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    if pa.types.is_string_view(array.type) or pa.types.is_large_string(array.type):
+    if _is_string_view(pa, array.type) or pa.types.is_large_string(array.type):
         array = array.cast(pa.large_string())
         width: Any = np.int64
     elif pa.types.is_string(array.type):
@@ -57,7 +68,7 @@ def texts(obj: Any, what: str = "texts") -> TextBatch:
                 arrow = pa.array(obj, from_pandas=True)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise InvalidInput(f"{what}: {e}") from None
-            if pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type) or pa.types.is_string_view(arrow.type):
+            if _is_text(pa, arrow.type):
                 return _arrow_buffers(arrow)
         obj = obj.tolist()
     elif isinstance(obj, np.ndarray):

@@ -232,13 +232,13 @@ impl Database {
                     let mut emit = |item: Item| {
                         chunk.push(item);
                         if chunk.len() >= STREAM_CHUNK {
-                            open = send(Ok(std::mem::take(&mut chunk)));
+                            open = send(Ok(Some(std::mem::take(&mut chunk))));
                         }
                         open
                     };
                     produce(db, &mut emit)?;
-                    if open && !chunk.is_empty() {
-                        send(Ok(chunk));
+                    if open && (chunk.is_empty() || send(Ok(Some(chunk)))) {
+                        send(Ok(None));
                     }
                     Ok(())
                 })
@@ -263,8 +263,9 @@ impl Database {
 /// Items per chunk of a stream.
 const STREAM_CHUNK: usize = 1024;
 
-/// What a stream's producer sends: a chunk of items, or why it stopped.
-type Chunk = Result<Vec<Item>, Fail>;
+/// What a stream's producer sends: a chunk of items (`None` once it has
+/// sent everything), or why it stopped.
+type Chunk = Result<Option<Vec<Item>>, Fail>;
 
 /// Hits as (key, similarity) tuples.
 type Hits = Vec<(String, f64)>;
@@ -291,16 +292,22 @@ impl Stream {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let item = run(py, || {
             let mut buf = self.buf.lock();
-            if buf.is_empty() {
-                let mut rx = self.rx.lock();
-                let received = rx.as_ref().map(|r| r.recv());
-                match received {
-                    Some(Ok(Ok(chunk))) => buf.extend(chunk),
-                    Some(Ok(Err(fail))) => {
+            let mut rx = self.rx.lock();
+            while buf.is_empty() {
+                let Some(receiver) = rx.as_ref() else { break };
+                match receiver.recv() {
+                    Ok(Ok(Some(chunk))) => buf.extend(chunk),
+                    Ok(Ok(None)) => *rx = None,
+                    Ok(Err(fail)) => {
                         *rx = None;
                         return Err(fail);
                     }
-                    Some(Err(_)) | None => *rx = None,
+                    // The producer stopped without saying it was done: the
+                    // database was closed under it.
+                    Err(_) => {
+                        *rx = None;
+                        return Err(Fail::Closed);
+                    }
                 }
             }
             Ok(buf.pop_front())

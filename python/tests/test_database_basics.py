@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,16 @@ def test_settings_and_create_options(path: Path) -> None:
         assert (s["shingle"], s["num_perm"], s["bands"], s["rows"]) == ("word:2", 64, 8, 8)
         assert "closed" not in repr(db)
     assert "closed" in repr(db)
+
+
+def test_pairs_stream_many_chunks_and_close_while_iterating(db: lshdb.Database) -> None:
+    db.insert_many(corpus(groups=150, per_group=10))  # 6,750 pairs: several chunks
+    streamed = list(db.pairs())
+    assert len(streamed) == len(db.exact_pairs(0.5)) > 5000
+    it = db.pairs()
+    next(it)
+    time.sleep(0.2)  # the producer fills the channel and waits
+    db.close()  # does not wait for the iterator to be drained
+    with pytest.raises(lshdb.DatabaseClosed):
+        for _ in it:
+            pass

@@ -83,6 +83,7 @@ def test_every_input_type_gives_the_same_values() -> None:
         np.array(texts, dtype=object),
         pa.array(texts),
         pa.array(texts, type=pa.large_string()),
+        pa.array(texts, type=pa.string_view()),
         pa.chunked_array([texts[:4], texts[4:]]),
         pa.array(["skip"] + texts).slice(1),
         pd.Series(texts),
