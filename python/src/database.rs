@@ -45,8 +45,12 @@ struct Shared {
 }
 
 impl Shared {
+    /// Runs `f` under the read lock. `read_recursive` does not queue
+    /// behind a waiting writer: a thread that already holds the lock
+    /// (a Python generator feeding `insert_many` that queries the same
+    /// database) takes it again instead of deadlocking against `close`.
     fn read<T>(&self, f: impl FnOnce(&Db) -> Result<T, Fail>) -> Result<T, Fail> {
-        let guard = self.db.read();
+        let guard = self.db.read_recursive();
         f(guard.as_ref().ok_or(Fail::Closed)?)
     }
 
@@ -435,7 +439,7 @@ impl Database {
 
     #[getter]
     fn closed(&self) -> bool {
-        self.shared.db.read().is_none()
+        self.shared.db.read_recursive().is_none()
     }
 
     #[getter]

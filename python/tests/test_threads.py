@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import List
+import time
+from typing import Iterator, List, Tuple
 
 import lshdb
 from conftest import corpus
@@ -38,3 +39,31 @@ def test_many_threads_query_while_one_inserts(db: lshdb.Database) -> None:
     assert all(n > 0 for n in answered)
     assert len(db) == len(docs)
     assert {h.key for h in db.query(key=docs[-1][0])} == {k for k, _ in docs[-3:-1]}
+
+
+def test_a_generator_feeding_insert_many_may_query_while_a_writer_waits(db: lshdb.Database) -> None:
+    """insert_many holds the handle while it pulls from the generator; the
+    generator's own query on the same handle must not deadlock against a
+    compact() waiting in another thread."""
+    docs = corpus(groups=20)
+    db.insert_many(docs[:10])
+    started = threading.Event()
+    seen: List[int] = []
+
+    def feed() -> Iterator[Tuple[str, str]]:
+        for i, (key, text) in enumerate(docs[10:]):
+            if i == 5:
+                started.set()
+                time.sleep(0.3)  # compact() is now waiting for the handle
+                seen.append(len(db.query(docs[0][1])))
+            yield key, text
+
+    loader = threading.Thread(target=lambda: db.insert_many(feed()), daemon=True)
+    loader.start()
+    started.wait(10)
+    compactor = threading.Thread(target=db.compact, daemon=True)
+    compactor.start()
+    loader.join(30)
+    compactor.join(30)
+    assert not loader.is_alive() and not compactor.is_alive(), "deadlock"
+    assert seen and seen[0] >= 1 and len(db) == len(docs)

@@ -56,9 +56,12 @@ def main() -> None:
     sk = lshdb.Sketcher(threshold=args.threshold)
     sk.signatures(texts[:1000])  # warm up
     for label, parallel in (("signatures_per_s", True), ("signatures_per_s_one_core", False)):
-        start = time.perf_counter()
-        sk.signatures(texts, parallel=parallel)
-        out[label] = round(n / (time.perf_counter() - start))
+        best = float("inf")
+        for _ in range(3):  # best of 3: the machine may be shared
+            start = time.perf_counter()
+            sk.signatures(texts, parallel=parallel)
+            best = min(best, time.perf_counter() - start)
+        out[label] = round(n / best)
 
     tmp = Path(tempfile.mkdtemp(prefix="lshdb-pybench-"))
     try:
