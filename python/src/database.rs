@@ -213,8 +213,10 @@ impl Database {
         let (tx, rx) = sync_channel::<Chunk>(4);
         let shared = Arc::clone(&self.shared);
         std::thread::spawn(move || {
+            // A full queue means a slow consumer: wait with a growing pause
+            // (1 to 16 ms), looking at the closing flag between tries.
             let send = |msg: Chunk| -> bool {
-                let mut msg = msg;
+                let (mut msg, mut pause) = (msg, 1);
                 loop {
                     match tx.try_send(msg) {
                         Ok(()) => return true,
@@ -224,7 +226,8 @@ impl Database {
                                 return false;
                             }
                             msg = back;
-                            std::thread::sleep(Duration::from_millis(1));
+                            std::thread::sleep(Duration::from_millis(pause));
+                            pause = (pause * 2).min(16);
                         }
                     }
                 }
@@ -252,8 +255,8 @@ impl Database {
                 Ok(Err(fail)) => {
                     send(Err(fail));
                 }
-                Err(_) => {
-                    send(Err(Fail::Panic("a background stream panicked".to_owned())));
+                Err(payload) => {
+                    send(Err(Fail::Panic(crate::errors::panic_text(payload))));
                 }
             }
         });

@@ -98,7 +98,7 @@ impl Fail {
 }
 
 /// The text of a caught panic.
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     let what = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
