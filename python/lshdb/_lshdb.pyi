@@ -1,0 +1,167 @@
+"""Type stubs of the native module ``lshdb._lshdb`` (python/src/*.rs).
+
+The public, documented API is the ``lshdb`` package, which wraps this
+module; these stubs let a type checker verify that wrapper against the
+native signatures. tools/test.sh runs mypy over both.
+"""
+
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import final
+
+_Path = Union[str, os.PathLike[str]]
+_Offsets = npt.NDArray[np.int64]
+_TextBatch = Union[List[str], Tuple[_Offsets, npt.NDArray[np.uint8]]]
+_BatchOp = Tuple[str, str, Optional[str], Optional[List[bytes]]]
+
+__all__ = [
+    "Database",
+    "Stream",
+    "Sketcher",
+    "jaccard_sets",
+    "FORMAT_VERSION",
+    "MAX_KEY_BYTES",
+    "MAX_DOCUMENT_BYTES",
+    "__version__",
+    "_panic_for_tests",
+]
+
+FORMAT_VERSION: int
+MAX_KEY_BYTES: int
+MAX_DOCUMENT_BYTES: int
+__version__: str
+
+@final
+class Stream:
+    """An iterator fed by a background thread (pairs or keys)."""
+
+    def __iter__(self) -> Stream: ...
+    def __next__(self) -> Any: ...
+    def close(self) -> None: ...
+
+@final
+class Database:
+    @staticmethod
+    def create(
+        path: _Path,
+        threshold: float = 0.8,
+        *,
+        shingle: str = "char:5",
+        num_perm: int = 128,
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        simhash: Optional[int] = None,
+        store_text: bool = False,
+        cache_bytes: Optional[int] = None,
+        record_cache_bytes: Optional[int] = None,
+    ) -> Database: ...
+    @staticmethod
+    def open(
+        path: _Path,
+        *,
+        read_only: bool = False,
+        wait: Optional[float] = None,
+        cache_bytes: Optional[int] = None,
+        record_cache_bytes: Optional[int] = None,
+        expect: Optional[Dict[str, Any]] = None,
+    ) -> Database: ...
+    @property
+    def path(self) -> os.PathLike[str]: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def settings(self) -> Dict[str, Any]: ...
+    def sketcher(self) -> Sketcher: ...
+    def close(self) -> None: ...
+    def insert(self, key: str, text: str) -> None: ...
+    def insert_items(self, key: str, items: List[bytes]) -> None: ...
+    def insert_unique(
+        self,
+        key: str,
+        text: Optional[str] = None,
+        *,
+        items: Optional[List[bytes]] = None,
+        threshold: float,
+    ) -> Optional[Tuple[str, float]]: ...
+    def insert_columns(
+        self, keys: _TextBatch, texts: _TextBatch, batch: Optional[int] = None
+    ) -> Dict[str, Any]: ...
+    def insert_pairs(self, pairs: Any, batch: Optional[int] = None) -> Dict[str, Any]: ...
+    def apply_batch(self, ops: List[_BatchOp]) -> List[bool]: ...
+    def remove(self, key: str) -> bool: ...
+    def get(self, key: str) -> Optional[Tuple[str, Optional[str], int, Optional[int]]]: ...
+    def contains(self, key: str) -> bool: ...
+    def len(self) -> int: ...
+    def query(
+        self,
+        text: Optional[str] = None,
+        *,
+        items: Optional[List[bytes]] = None,
+        key: Optional[str] = None,
+        threshold: Optional[float] = None,
+        limit: Optional[int] = None,
+        max_bucket: Optional[int] = None,
+        explain: bool = False,
+    ) -> Tuple[List[Tuple[str, float]], Optional[Dict[str, Any]]]: ...
+    def query_many(
+        self,
+        texts: _TextBatch,
+        *,
+        threshold: Optional[float] = None,
+        limit: Optional[int] = None,
+        max_bucket: Optional[int] = None,
+    ) -> List[List[Tuple[str, float]]]: ...
+    def simhash_search(
+        self, text: str, max_distance: int, *, limit: Optional[int] = None
+    ) -> List[Tuple[str, int, int]]: ...
+    def pairs(self, threshold: Optional[float] = None) -> Stream: ...
+    def keys(self) -> Stream: ...
+    def groups(self, threshold: Optional[float] = None) -> List[List[Tuple[str, float]]]: ...
+    def exact_pairs(self, threshold: float) -> List[Tuple[str, str, float]]: ...
+    def stats(self) -> Dict[str, Any]: ...
+    def check(self, *, pages: bool = False) -> Dict[str, Any]: ...
+    def compact(self) -> bool: ...
+    def rebuild(
+        self, threshold: float, bands: Optional[int] = None, rows: Optional[int] = None
+    ) -> None: ...
+    def get_label(self, name: str) -> Optional[str]: ...
+    def set_label(self, name: str, value: str) -> None: ...
+
+@final
+class Sketcher:
+    def __new__(
+        cls,
+        shingle: str = "char:5",
+        num_perm: int = 128,
+        threshold: float = 0.8,
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        *,
+        shingle_seed: Optional[int] = None,
+        minhash_seed: Optional[int] = None,
+    ) -> Sketcher: ...
+    @property
+    def settings(self) -> Dict[str, Any]: ...
+    @property
+    def num_perm(self) -> int: ...
+    @property
+    def bands(self) -> int: ...
+    @property
+    def rows(self) -> int: ...
+    def shingles(
+        self, texts: _TextBatch, parallel: bool = True
+    ) -> Tuple[_Offsets, npt.NDArray[np.uint32]]: ...
+    def signatures(self, texts: _TextBatch, parallel: bool = True) -> npt.NDArray[np.uint32]: ...
+    def band_keys(self, texts: _TextBatch, parallel: bool = True) -> npt.NDArray[np.uint64]: ...
+    def simhash(self, texts: _TextBatch, parallel: bool = True) -> npt.NDArray[np.uint64]: ...
+    def jaccard_texts(
+        self, a: _TextBatch, b: _TextBatch, parallel: bool = True
+    ) -> npt.NDArray[np.float64]: ...
+
+def jaccard_sets(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> float: ...
+def _panic_for_tests() -> None: ...

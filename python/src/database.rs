@@ -1,0 +1,803 @@
+//! `Database`: the whole [`lshdb::Database`] for Python.
+//!
+//! **Sharing.** The handle is an `Arc` of a `RwLock<Option<Database>>`.
+//! Every operation takes the read lock — `Database` is `Send + Sync`, so
+//! any number of Python threads (and the rayon threads of `query_many`)
+//! use it at once — with the GIL released. The few operations that need
+//! `&mut Database` (`compact`, `rebuild`, `check(pages=True)`) and `close`
+//! take the write lock, so they wait for running operations. No lock is
+//! ever taken while holding the GIL, and no Python code runs under a lock
+//! except the GIL-holding pulls of `insert_many`'s iterator, which take
+//! the GIL only after the lock (never the other way round).
+//!
+//! **Batches.** [`lshdb::Batch`] borrows the `Database`, which a Python
+//! object cannot hold beside its owner without `unsafe`. So a Python batch
+//! records its operations and [`Database::apply_batch`] replays them in one
+//! `Batch` when the `with` block ends: all or nothing, one fsync.
+//!
+//! **Streams.** `pairs()` and `keys()` run on a background thread that
+//! holds the read lock and sends chunks through a bounded channel; the
+//! Python iterator receives them with the GIL released. Dropping the
+//! iterator or closing the database stops the thread at its next chunk.
+
+use crate::config::{settings_dict, ConfigArgs};
+use crate::errors::{guard, run, Fail};
+use crate::sketcher::Sketcher;
+use crate::texts::TextBatch;
+use lshdb::{BulkOptions, Database as Db, Document, Explain, Hit, Unique};
+use parking_lot::{Mutex, RwLock};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyIterator, PyList};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the handle, its batches and its streams share.
+struct Shared {
+    db: RwLock<Option<Db>>,
+    /// Set by `close` before it waits for the write lock, so that streams
+    /// blocked on a full channel give up their read lock.
+    closing: AtomicBool,
+}
+
+impl Shared {
+    /// Runs `f` under the read lock. `read_recursive` does not queue
+    /// behind a waiting writer: a thread that already holds the lock
+    /// (a Python generator feeding `insert_many` that queries the same
+    /// database) takes it again instead of deadlocking against `close`.
+    fn read<T>(&self, f: impl FnOnce(&Db) -> Result<T, Fail>) -> Result<T, Fail> {
+        let guard = self.db.read_recursive();
+        f(guard.as_ref().ok_or(Fail::Closed)?)
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut Db) -> Result<T, Fail>) -> Result<T, Fail> {
+        let mut guard = self.db.write();
+        f(guard.as_mut().ok_or(Fail::Closed)?)
+    }
+}
+
+/// The native database handle; `lshdb.Database` wraps it.
+#[pyclass(module = "lshdb._lshdb", name = "Database", frozen)]
+pub struct Database {
+    shared: Arc<Shared>,
+    path: PathBuf,
+}
+
+/// One operation of a batch, as `lshdb.Batch` records it:
+/// ("insert", key, text, None), ("insert", key, None, items) or
+/// ("remove", key, None, None).
+type BatchOp = (String, String, Option<String>, Option<Vec<Vec<u8>>>);
+
+type Pair3 = (String, String, f64);
+
+fn hits(hits: Vec<Hit>) -> Vec<(String, f64)> {
+    hits.into_iter().map(|h| (h.key, h.similarity)).collect()
+}
+
+fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("buckets_probed", e.buckets_probed)?;
+    d.set_item("posting_sizes", e.posting_sizes.clone())?;
+    let truncated: Vec<(usize, usize)> = e
+        .truncated_buckets
+        .iter()
+        .map(|t| (t.band, t.read))
+        .collect();
+    d.set_item("truncated_buckets", truncated)?;
+    d.set_item("candidates", e.candidates)?;
+    d.set_item("pruned_by_length", e.pruned_by_length)?;
+    d.set_item("pruned_by_signature", e.pruned_by_signature)?;
+    d.set_item("verified", e.verified)?;
+    d.set_item("returned", e.returned)?;
+    d.set_item(
+        "candidate_probability_at_threshold",
+        e.candidate_probability_at_threshold,
+    )?;
+    d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
+    d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
+    d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
+    d.set_item("warnings", e.warnings.clone())?;
+    Ok(d)
+}
+
+/// (key, text) pairs pulled from a Python iterator a slice at a time,
+/// taking the GIL only for each slice.
+struct PyPairs {
+    iter: Py<PyIterator>,
+    buf: VecDeque<(String, String)>,
+    error: Option<PyErr>,
+    done: bool,
+}
+
+impl Iterator for PyPairs {
+    type Item = (String, String);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buf.is_empty() && !self.done {
+            Python::attach(|py| {
+                let mut iter = self.iter.bind(py).clone();
+                for _ in 0..1024 {
+                    match iter.next() {
+                        None => {
+                            self.done = true;
+                            break;
+                        }
+                        Some(Err(err)) => {
+                            self.error = Some(err);
+                            self.done = true;
+                            break;
+                        }
+                        Some(Ok(item)) => match item.extract::<(String, String)>() {
+                            Ok(pair) => self.buf.push_back(pair),
+                            Err(_) => {
+                                self.error = Some(crate::errors::raise(
+                                    py,
+                                    "InvalidInput",
+                                    format!(
+                                        "insert_many: expected (key: str, text: str) pairs, got {}",
+                                        item.repr().map(|r| r.to_string()).unwrap_or_default()
+                                    ),
+                                ));
+                                self.done = true;
+                                break;
+                            }
+                        },
+                    }
+                }
+            });
+        }
+        self.buf.pop_front()
+    }
+}
+
+fn report_dict<'py>(py: Python<'py>, r: &lshdb::BulkReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("inserted", r.inserted)?;
+    d.set_item("replaced", r.replaced)?;
+    let rejected: Vec<(String, String)> = r
+        .rejected
+        .iter()
+        .map(|(k, e)| (k.clone(), crate::errors::message(e)))
+        .collect();
+    d.set_item("rejected", rejected)?;
+    d.set_item("commits", r.commits)?;
+    Ok(d)
+}
+
+fn bulk_options(batch: Option<usize>) -> BulkOptions {
+    match batch {
+        Some(n) => BulkOptions::default().batch(n),
+        None => BulkOptions::default(),
+    }
+}
+
+impl Database {
+    fn read<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Db) -> Result<T, Fail> + Send,
+    ) -> PyResult<T> {
+        let shared = &self.shared;
+        run(py, || shared.read(f))
+    }
+
+    fn write<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Db) -> Result<T, Fail> + Send,
+    ) -> PyResult<T> {
+        let shared = &self.shared;
+        run(py, || shared.write(f))
+    }
+
+    fn wrap(db: Db) -> Self {
+        let path = db.path().to_owned();
+        Self {
+            shared: Arc::new(Shared {
+                db: RwLock::new(Some(db)),
+                closing: AtomicBool::new(false),
+            }),
+            path,
+        }
+    }
+
+    /// Starts a background producer; see the module docs.
+    fn stream(
+        &self,
+        produce: impl FnOnce(&Db, &mut dyn FnMut(Item) -> bool) -> Result<(), Fail> + Send + 'static,
+    ) -> Stream {
+        let (tx, rx) = sync_channel::<Chunk>(4);
+        let shared = Arc::clone(&self.shared);
+        std::thread::spawn(move || {
+            // A full queue means a slow consumer: wait with a growing pause
+            // (1 to 16 ms), looking at the closing flag between tries.
+            let send = |msg: Chunk| -> bool {
+                let (mut msg, mut pause) = (msg, 1);
+                loop {
+                    match tx.try_send(msg) {
+                        Ok(()) => return true,
+                        Err(TrySendError::Disconnected(_)) => return false,
+                        Err(TrySendError::Full(back)) => {
+                            if shared.closing.load(Ordering::Relaxed) {
+                                return false;
+                            }
+                            msg = back;
+                            std::thread::sleep(Duration::from_millis(pause));
+                            pause = (pause * 2).min(16);
+                        }
+                    }
+                }
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.read(|db| {
+                    let mut chunk = Vec::with_capacity(STREAM_CHUNK);
+                    let mut open = true;
+                    let mut emit = |item: Item| {
+                        chunk.push(item);
+                        if chunk.len() >= STREAM_CHUNK {
+                            open = send(Ok(Some(std::mem::take(&mut chunk))));
+                        }
+                        open
+                    };
+                    produce(db, &mut emit)?;
+                    if open && (chunk.is_empty() || send(Ok(Some(chunk)))) {
+                        send(Ok(None));
+                    }
+                    Ok(())
+                })
+            }));
+            match result {
+                Ok(Ok(())) => {}
+                Ok(Err(fail)) => {
+                    send(Err(fail));
+                }
+                Err(payload) => {
+                    send(Err(Fail::Panic(crate::errors::panic_text(payload))));
+                }
+            }
+        });
+        Stream {
+            rx: Mutex::new(Some(rx)),
+            buf: Mutex::new(VecDeque::new()),
+        }
+    }
+}
+
+/// Items per chunk of a stream.
+const STREAM_CHUNK: usize = 1024;
+
+/// What a stream's producer sends: a chunk of items (`None` once it has
+/// sent everything), or why it stopped.
+type Chunk = Result<Option<Vec<Item>>, Fail>;
+
+/// Hits as (key, similarity) tuples.
+type Hits = Vec<(String, f64)>;
+
+/// What a stream yields.
+pub enum Item {
+    Key(String),
+    Pair(Pair3),
+}
+
+/// An iterator fed by a background thread.
+#[pyclass(module = "lshdb._lshdb", name = "Stream", frozen)]
+pub struct Stream {
+    rx: Mutex<Option<Receiver<Chunk>>>,
+    buf: Mutex<VecDeque<Item>>,
+}
+
+#[pymethods]
+impl Stream {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let item = run(py, || {
+            let mut buf = self.buf.lock();
+            let mut rx = self.rx.lock();
+            while buf.is_empty() {
+                let Some(receiver) = rx.as_ref() else { break };
+                match receiver.recv() {
+                    Ok(Ok(Some(chunk))) => buf.extend(chunk),
+                    Ok(Ok(None)) => *rx = None,
+                    Ok(Err(fail)) => {
+                        *rx = None;
+                        return Err(fail);
+                    }
+                    // The producer stopped without saying it was done: the
+                    // database was closed under it.
+                    Err(_) => {
+                        *rx = None;
+                        return Err(Fail::Closed);
+                    }
+                }
+            }
+            Ok(buf.pop_front())
+        })?;
+        Ok(match item {
+            None => None,
+            Some(Item::Key(key)) => Some(key.into_pyobject(py)?.into_any().unbind()),
+            Some(Item::Pair(pair)) => Some(pair.into_pyobject(py)?.into_any().unbind()),
+        })
+    }
+
+    /// Stops the producer (it ends at its next chunk).
+    fn close(&self) {
+        *self.rx.lock() = None;
+        self.buf.lock().clear();
+    }
+}
+
+#[pymethods]
+impl Database {
+    #[staticmethod]
+    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, cache_bytes = None, record_cache_bytes = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        py: Python<'_>,
+        path: PathBuf,
+        threshold: f64,
+        shingle: &str,
+        num_perm: usize,
+        bands: Option<usize>,
+        rows: Option<usize>,
+        simhash: Option<u32>,
+        store_text: bool,
+        cache_bytes: Option<usize>,
+        record_cache_bytes: Option<usize>,
+    ) -> PyResult<Self> {
+        let args = ConfigArgs {
+            threshold,
+            shingle,
+            num_perm,
+            bands,
+            rows,
+            simhash,
+            store_text,
+        };
+        let db = run(py, || {
+            let config = args.config()?;
+            let mut builder = Db::builder();
+            if let Some(bytes) = cache_bytes {
+                builder = builder.cache_bytes(bytes);
+            }
+            if let Some(bytes) = record_cache_bytes {
+                builder = builder.record_cache_bytes(bytes);
+            }
+            Ok(builder.create(&path, config)?)
+        })?;
+        Ok(Self::wrap(db))
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        wait: Option<f64>,
+        cache_bytes: Option<usize>,
+        record_cache_bytes: Option<usize>,
+        expect: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let expect = match expect {
+            None => None,
+            Some(d) => {
+                let get = |name: &str| d.get_item(name);
+                let shingle: Option<String> = get("shingle")?.map(|v| v.extract()).transpose()?;
+                let args = ConfigArgs {
+                    threshold: get("threshold")?
+                        .map(|v| v.extract())
+                        .transpose()?
+                        .unwrap_or(0.8),
+                    shingle: shingle.as_deref().unwrap_or("char:5"),
+                    num_perm: get("num_perm")?
+                        .map(|v| v.extract())
+                        .transpose()?
+                        .unwrap_or(128),
+                    bands: get("bands")?.map(|v| v.extract()).transpose()?.flatten(),
+                    rows: get("rows")?.map(|v| v.extract()).transpose()?.flatten(),
+                    simhash: get("simhash")?.map(|v| v.extract()).transpose()?.flatten(),
+                    store_text: get("store_text")?
+                        .map(|v| v.extract())
+                        .transpose()?
+                        .unwrap_or(false),
+                };
+                Some(args.config().map_err(|f| f.into_py(py))?)
+            }
+        };
+        let db = run(py, || {
+            let mut builder = Db::builder().read_only(read_only);
+            if let Some(config) = expect {
+                builder = builder.expect(config);
+            }
+            if let Some(seconds) = wait {
+                let wait = Duration::try_from_secs_f64(seconds).map_err(|_| {
+                    Fail::Input(format!(
+                        "invalid parameter `wait`: {seconds} is not a number of seconds ≥ 0"
+                    ))
+                })?;
+                builder = builder.wait(wait);
+            }
+            if let Some(bytes) = cache_bytes {
+                builder = builder.cache_bytes(bytes);
+            }
+            if let Some(bytes) = record_cache_bytes {
+                builder = builder.record_cache_bytes(bytes);
+            }
+            Ok(builder.open(&path)?)
+        })?;
+        Ok(Self::wrap(db))
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.shared.db.read_recursive().is_none()
+    }
+
+    #[getter]
+    fn read_only(&self, py: Python<'_>) -> PyResult<bool> {
+        self.read(py, |db| Ok(db.is_read_only()))
+    }
+
+    #[getter]
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let settings = self.read(py, |db| Ok(db.settings().clone()))?;
+        settings_dict(py, &settings)
+    }
+
+    /// Kernels with this database's stored settings.
+    fn sketcher(&self, py: Python<'_>) -> PyResult<Sketcher> {
+        self.read(py, |db| Sketcher::from_settings(db.settings().clone()))
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let shared = &self.shared;
+        run(py, || {
+            shared.closing.store(true, Ordering::Relaxed);
+            let db = shared.db.write().take();
+            drop(db);
+            Ok(())
+        })
+    }
+
+    fn insert(&self, py: Python<'_>, key: &str, text: &str) -> PyResult<()> {
+        self.read(py, |db| Ok(db.insert(key, text)?))
+    }
+
+    fn insert_items(&self, py: Python<'_>, key: &str, items: Vec<Vec<u8>>) -> PyResult<()> {
+        self.read(py, |db| Ok(db.insert_items(key, &items)?))
+    }
+
+    #[pyo3(signature = (key, text = None, *, items = None, threshold))]
+    fn insert_unique(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        text: Option<String>,
+        items: Option<Vec<Vec<u8>>>,
+        threshold: f64,
+    ) -> PyResult<Option<(String, f64)>> {
+        self.read(py, |db| {
+            let unique = match (&text, &items) {
+                (Some(text), None) => db.insert_unique(key, text.as_str(), threshold)?,
+                (None, Some(items)) => {
+                    let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+                    db.insert_unique(key, Document::Items(&items), threshold)?
+                }
+                _ => return Err(Fail::Input("insert_unique: give text or items".to_owned())),
+            };
+            Ok(match unique {
+                Unique::Inserted => None,
+                Unique::Duplicate(hit) => Some((hit.key, hit.similarity)),
+            })
+        })
+    }
+
+    /// Bulk load from two equally long batches of keys and texts.
+    #[pyo3(signature = (keys, texts, batch = None))]
+    fn insert_columns<'py>(
+        &self,
+        py: Python<'py>,
+        keys: TextBatch,
+        texts: TextBatch,
+        batch: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let report = self.read(py, |db| {
+            let (keys, texts) = (keys.strs()?, texts.strs()?);
+            if keys.len() != texts.len() {
+                return Err(Fail::Input(format!(
+                    "insert_many: {} keys but {} texts",
+                    keys.len(),
+                    texts.len()
+                )));
+            }
+            Ok(db.insert_bulk(keys.into_iter().zip(texts), &bulk_options(batch), |_| true)?)
+        })?;
+        report_dict(py, &report)
+    }
+
+    /// Bulk load from an iterator of (key, text) pairs, pulled a slice at
+    /// a time.
+    #[pyo3(signature = (pairs, batch = None))]
+    fn insert_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        pairs: &Bound<'py, PyAny>,
+        batch: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut source = PyPairs {
+            iter: pairs.try_iter()?.unbind(),
+            buf: VecDeque::new(),
+            error: None,
+            done: false,
+        };
+        let (report, error) = self.read(py, |db| {
+            let report = db.insert_bulk(source.by_ref(), &bulk_options(batch), |_| true)?;
+            Ok((report, source.error.take()))
+        })?;
+        if let Some(error) = error {
+            return Err(error);
+        }
+        report_dict(py, &report)
+    }
+
+    /// Applies a recorded batch in one transaction: all or nothing.
+    fn apply_batch(&self, py: Python<'_>, ops: Vec<BatchOp>) -> PyResult<Vec<bool>> {
+        self.read(py, |db| {
+            let mut batch = db.batch()?;
+            let mut removed = Vec::new();
+            for (kind, key, text, items) in &ops {
+                match (kind.as_str(), text, items) {
+                    ("insert", Some(text), None) => batch.insert(key, text.as_str())?,
+                    ("insert", None, Some(items)) => {
+                        let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+                        batch.insert(key, Document::Items(&items))?
+                    }
+                    ("remove", None, None) => removed.push(batch.remove(key)?),
+                    _ => return Err(Fail::Input(format!("batch: unknown operation `{kind}`"))),
+                }
+            }
+            batch.commit()?;
+            Ok(removed)
+        })
+    }
+
+    fn remove(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
+        self.read(py, |db| Ok(db.remove(key)?))
+    }
+
+    /// (key, text, shingles, simhash) or None.
+    #[allow(clippy::type_complexity)]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &str,
+    ) -> PyResult<Option<(String, Option<String>, usize, Option<u64>)>> {
+        self.read(py, |db| {
+            Ok(db.get(key)?.map(|d| (d.key, d.text, d.shingles, d.simhash)))
+        })
+    }
+
+    fn contains(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
+        self.read(py, |db| Ok(db.contains(key)?))
+    }
+
+    fn len(&self, py: Python<'_>) -> PyResult<u64> {
+        self.read(py, |db| Ok(db.len()?))
+    }
+
+    #[pyo3(signature = (text = None, *, items = None, key = None, threshold = None, limit = None, max_bucket = None, explain = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        text: Option<String>,
+        items: Option<Vec<Vec<u8>>>,
+        key: Option<String>,
+        threshold: Option<f64>,
+        limit: Option<usize>,
+        max_bucket: Option<usize>,
+        explain: bool,
+    ) -> PyResult<(Hits, Option<Bound<'py, PyDict>>)> {
+        let result = self.read(py, |db| {
+            let mut query = match (&text, &items, &key) {
+                (Some(text), None, None) => db.query(text),
+                (None, Some(items), None) => db.query_items(items),
+                (None, None, Some(key)) => db.query_key(key),
+                _ => {
+                    return Err(Fail::Input(
+                        "query: give exactly one of text, items= or key=".to_owned(),
+                    ))
+                }
+            };
+            if let Some(t) = threshold {
+                query = query.threshold(t);
+            }
+            if let Some(k) = limit {
+                query = query.limit(k);
+            }
+            if let Some(n) = max_bucket {
+                query = query.max_bucket(n);
+            }
+            Ok(query.run()?)
+        })?;
+        let explained = if explain {
+            Some(explain_dict(py, &result.explain)?)
+        } else {
+            None
+        };
+        Ok((hits(result.hits), explained))
+    }
+
+    /// Queries many texts in parallel; a text with no shingles has no hits.
+    #[pyo3(signature = (texts, *, threshold = None, limit = None, max_bucket = None))]
+    fn query_many(
+        &self,
+        py: Python<'_>,
+        texts: TextBatch,
+        threshold: Option<f64>,
+        limit: Option<usize>,
+        max_bucket: Option<usize>,
+    ) -> PyResult<Vec<Vec<(String, f64)>>> {
+        self.read(py, |db| {
+            let texts = texts.strs()?;
+            texts
+                .par_iter()
+                .map(|text| {
+                    let mut query = db.query(text);
+                    if let Some(t) = threshold {
+                        query = query.threshold(t);
+                    }
+                    if let Some(k) = limit {
+                        query = query.limit(k);
+                    }
+                    if let Some(n) = max_bucket {
+                        query = query.max_bucket(n);
+                    }
+                    match query.run() {
+                        Ok(result) => Ok(hits(result.hits)),
+                        Err(lshdb::Error::EmptyDocument { .. }) => Ok(Vec::new()),
+                        Err(err) => Err(Fail::Db(err)),
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// (key, distance, fingerprint) within `max_distance` bits.
+    #[pyo3(signature = (text, max_distance, *, limit = None))]
+    fn simhash_search(
+        &self,
+        py: Python<'_>,
+        text: String,
+        max_distance: u32,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<(String, u32, u64)>> {
+        self.read(py, |db| {
+            let mut query = db.query(&text);
+            if let Some(k) = limit {
+                query = query.limit(k);
+            }
+            let (hits, _) = query.near_simhash(max_distance)?;
+            Ok(hits
+                .into_iter()
+                .map(|h| (h.key, h.distance, h.fingerprint))
+                .collect())
+        })
+    }
+
+    #[pyo3(signature = (threshold = None))]
+    fn pairs(&self, threshold: Option<f64>) -> Stream {
+        self.stream(move |db, emit| {
+            let t = threshold.unwrap_or(db.settings().threshold);
+            db.pairs(t, |p| emit(Item::Pair((p.a, p.b, p.similarity))))?;
+            Ok(())
+        })
+    }
+
+    fn keys(&self) -> Stream {
+        self.stream(|db, emit| {
+            db.for_each(|doc| emit(Item::Key(doc.key)))?;
+            Ok(())
+        })
+    }
+
+    #[pyo3(signature = (threshold = None))]
+    fn groups(&self, py: Python<'_>, threshold: Option<f64>) -> PyResult<Vec<Vec<(String, f64)>>> {
+        self.read(py, |db| {
+            let t = threshold.unwrap_or(db.settings().threshold);
+            Ok(db.groups(t)?.groups)
+        })
+    }
+
+    fn exact_pairs(&self, py: Python<'_>, threshold: f64) -> PyResult<Vec<Pair3>> {
+        self.read(py, |db| {
+            let mut out = Vec::new();
+            db.exact_pairs(threshold, |p| {
+                out.push((p.a, p.b, p.similarity));
+                true
+            })?;
+            Ok(out)
+        })
+    }
+
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.read(py, |db| Ok(db.stats()?))?;
+        guard(py, || {
+            let d = PyDict::new(py);
+            d.set_item("documents", s.documents)?;
+            d.set_item("file_bytes", s.file_bytes)?;
+            d.set_item("mean_shingles", s.mean_shingles)?;
+            d.set_item("buckets", s.buckets)?;
+            d.set_item("postings", s.postings)?;
+            d.set_item("simhash_postings", s.simhash_postings)?;
+            d.set_item("histogram", s.histogram.clone())?;
+            d.set_item("largest", s.largest.clone())?;
+            Ok(d)
+        })
+    }
+
+    #[pyo3(signature = (*, pages = false))]
+    fn check<'py>(&self, py: Python<'py>, pages: bool) -> PyResult<Bound<'py, PyDict>> {
+        let r = if pages {
+            self.write(py, |db| Ok(db.check_pages()?))?
+        } else {
+            self.read(py, |db| Ok(db.check()?))?
+        };
+        guard(py, || {
+            let d = PyDict::new(py);
+            d.set_item("clean", r.is_clean())?;
+            d.set_item("documents", r.documents)?;
+            d.set_item("postings", r.postings)?;
+            d.set_item("simhash_postings", r.simhash_postings)?;
+            d.set_item("storage_ok", r.storage_ok)?;
+            d.set_item("problems", PyList::new(py, &r.problems)?)?;
+            d.set_item("problem_count", r.problem_count)?;
+            Ok(d)
+        })
+    }
+
+    fn compact(&self, py: Python<'_>) -> PyResult<bool> {
+        self.write(py, |db| Ok(db.compact()?))
+    }
+
+    #[pyo3(signature = (threshold, bands = None, rows = None))]
+    fn rebuild(
+        &self,
+        py: Python<'_>,
+        threshold: f64,
+        bands: Option<usize>,
+        rows: Option<usize>,
+    ) -> PyResult<()> {
+        let banding = match (bands, rows) {
+            (Some(b), Some(r)) => Some((b, r)),
+            (None, None) => None,
+            _ => {
+                return Err(
+                    Fail::Input("rebuild: give both bands and rows, or neither".to_owned())
+                        .into_py(py),
+                )
+            }
+        };
+        self.write(py, |db| Ok(db.reband(threshold, banding)?))
+    }
+
+    fn get_label(&self, py: Python<'_>, name: &str) -> PyResult<Option<String>> {
+        self.read(py, |db| Ok(db.label(name)?))
+    }
+
+    fn set_label(&self, py: Python<'_>, name: &str, value: &str) -> PyResult<()> {
+        self.read(py, |db| Ok(db.set_label(name, value)?))
+    }
+}

@@ -1,0 +1,284 @@
+//! `Sketcher`: the database's shingling, MinHash, banding and SimHash as
+//! batch kernels over many texts, returning NumPy arrays.
+//!
+//! The values are the library's own: the settings come from
+//! [`lshdb::Config::resolve`] (or a database's stored settings), and the
+//! work is done by [`Shingler`], [`MinHasher`] (through [`TextSigner`],
+//! documented to equal `hasher.signature(shingler.set(text))`),
+//! [`Banding::band_keys`] and [`simhash::from_bag`], exactly as the
+//! database's pipeline calls them. No value is computed here.
+
+use crate::config::{settings_dict, ConfigArgs};
+use crate::errors::{run, Fail};
+use crate::texts::TextBatch;
+use lshdb::shingle::{ShingleSet, Shingler};
+use lshdb::sketch::lsh::Banding;
+use lshdb::sketch::measures::jaccard;
+use lshdb::sketch::minhash::MinHasher;
+use lshdb::sketch::signer::TextSigner;
+use lshdb::sketch::simhash::{self, Weighting};
+use lshdb::Settings;
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+
+/// Arrow-style (offsets, values) of many variable-length rows.
+type Flattened<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>);
+
+/// Batch sketch kernels with one database configuration.
+#[pyclass(module = "lshdb._lshdb", name = "Sketcher", frozen)]
+pub struct Sketcher {
+    settings: Settings,
+    shingler: Shingler,
+    hasher: MinHasher,
+    banding: Banding,
+}
+
+impl Sketcher {
+    /// The kernels of stored (or resolved) settings: the same constructors
+    /// the database's pipeline uses.
+    pub fn from_settings(settings: Settings) -> Result<Self, Fail> {
+        Ok(Self {
+            shingler: Shingler::new(settings.shingle.clone())?,
+            hasher: MinHasher::new(settings.minhash)?,
+            banding: settings.banding()?,
+            settings,
+        })
+    }
+
+    /// Runs `f` on every text, in parallel or not, into rows of `width`
+    /// values of a flat output.
+    fn per_text<T, F>(&self, texts: &[&str], width: usize, parallel: bool, f: F) -> Vec<T>
+    where
+        T: Copy + Default + Send,
+        F: Fn(&mut TextSigner<'_>, &str, &mut [T]) + Sync,
+    {
+        let mut out = vec![T::default(); texts.len() * width];
+        if width == 0 {
+            return out;
+        }
+        let init = || TextSigner::new(&self.shingler, &self.hasher);
+        if parallel {
+            out.par_chunks_mut(width)
+                .zip(texts.par_iter())
+                .for_each_init(init, |signer, (row, text)| f(signer, text, row));
+        } else {
+            let mut signer = init();
+            for (row, text) in out.chunks_mut(width).zip(texts) {
+                f(&mut signer, text, row);
+            }
+        }
+        out
+    }
+}
+
+fn map<T: Send>(texts: &[&str], parallel: bool, f: impl Fn(&str) -> T + Sync) -> Vec<T> {
+    if parallel {
+        texts.par_iter().map(|t| f(t)).collect()
+    } else {
+        texts.iter().map(|t| f(t)).collect()
+    }
+}
+
+#[pymethods]
+impl Sketcher {
+    #[new]
+    #[pyo3(signature = (shingle = "char:5", num_perm = 128, threshold = 0.8, bands = None, rows = None, *, shingle_seed = None, minhash_seed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        shingle: &str,
+        num_perm: usize,
+        threshold: f64,
+        bands: Option<usize>,
+        rows: Option<usize>,
+        shingle_seed: Option<u32>,
+        minhash_seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let args = ConfigArgs {
+            threshold,
+            shingle,
+            num_perm,
+            bands,
+            rows,
+            simhash: None,
+            store_text: false,
+        };
+        run(py, || {
+            let mut config = args.config()?;
+            if let Some(seed) = shingle_seed {
+                config.shingle.seed = seed;
+            }
+            if let Some(seed) = minhash_seed {
+                config.minhash.seed = seed;
+            }
+            Sketcher::from_settings(config.resolve()?)
+        })
+    }
+
+    /// The resolved settings (as `Database.settings`).
+    #[getter]
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        settings_dict(py, &self.settings)
+    }
+
+    #[getter]
+    fn num_perm(&self) -> usize {
+        self.settings.minhash.num_perm
+    }
+
+    #[getter]
+    fn bands(&self) -> usize {
+        self.settings.bands
+    }
+
+    #[getter]
+    fn rows(&self) -> usize {
+        self.settings.rows
+    }
+
+    /// Sorted distinct shingle hashes of every text, as Arrow-style
+    /// (offsets, values): text i has values[offsets[i]:offsets[i+1]].
+    #[pyo3(signature = (texts, parallel = true))]
+    fn shingles<'py>(
+        &self,
+        py: Python<'py>,
+        texts: TextBatch,
+        parallel: bool,
+    ) -> PyResult<Flattened<'py>> {
+        let (offsets, values) = run(py, || {
+            let texts = texts.strs()?;
+            let sets = map(&texts, parallel, |t| self.shingler.set(t).into_vec());
+            let mut offsets = Vec::with_capacity(sets.len() + 1);
+            offsets.push(0i64);
+            let total = sets.iter().map(Vec::len).sum();
+            let mut values = Vec::with_capacity(total);
+            for set in sets {
+                values.extend_from_slice(&set);
+                offsets.push(values.len() as i64);
+            }
+            Ok((offsets, values))
+        })?;
+        Ok((offsets.into_pyarray(py), values.into_pyarray(py)))
+    }
+
+    /// MinHash signatures, an (n, num_perm) uint32 array.
+    #[pyo3(signature = (texts, parallel = true))]
+    fn signatures<'py>(
+        &self,
+        py: Python<'py>,
+        texts: TextBatch,
+        parallel: bool,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        let width = self.settings.minhash.num_perm;
+        let flat = run(py, || {
+            let texts = texts.strs()?;
+            Ok(self.per_text(&texts, width, parallel, |signer, text, row| {
+                row.copy_from_slice(signer.sign(text));
+            }))
+        })?;
+        to_2d(py, flat, width)
+    }
+
+    /// LSH band keys, an (n, bands) uint64 array.
+    #[pyo3(signature = (texts, parallel = true))]
+    fn band_keys<'py>(
+        &self,
+        py: Python<'py>,
+        texts: TextBatch,
+        parallel: bool,
+    ) -> PyResult<Bound<'py, PyArray2<u64>>> {
+        let width = self.settings.bands;
+        let banding = self.banding;
+        let flat = run(py, || {
+            let texts = texts.strs()?;
+            Ok(self.per_text(&texts, width, parallel, |signer, text, row| {
+                let mut keys = Vec::with_capacity(width);
+                banding.band_keys(signer.sign(text), &mut keys);
+                row.copy_from_slice(&keys);
+            }))
+        })?;
+        to_2d(py, flat, width)
+    }
+
+    /// 64-bit SimHash fingerprints (term-frequency weighted shingles), a
+    /// uint64 array.
+    #[pyo3(signature = (texts, parallel = true))]
+    fn simhash<'py>(
+        &self,
+        py: Python<'py>,
+        texts: TextBatch,
+        parallel: bool,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let out = run(py, || {
+            let texts = texts.strs()?;
+            Ok(map(&texts, parallel, |t| {
+                simhash::from_bag(self.shingler.bag(t).as_slice(), Weighting::TermFrequency)
+            }))
+        })?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Exact Jaccard similarity of two texts' shingle sets, pairwise over
+    /// two equally long batches.
+    #[pyo3(signature = (a, b, parallel = true))]
+    fn jaccard_texts<'py>(
+        &self,
+        py: Python<'py>,
+        a: TextBatch,
+        b: TextBatch,
+        parallel: bool,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let out = run(py, || {
+            let (a, b) = (a.strs()?, b.strs()?);
+            if a.len() != b.len() {
+                return Err(Fail::Input(format!(
+                    "jaccard: the two batches differ in length ({} and {})",
+                    a.len(),
+                    b.len()
+                )));
+            }
+            let pairs: Vec<(&str, &str)> = a.into_iter().zip(b).collect();
+            let f = |(x, y): &(&str, &str)| {
+                jaccard(
+                    self.shingler.set(x).as_slice(),
+                    self.shingler.set(y).as_slice(),
+                )
+            };
+            Ok(if parallel {
+                pairs.par_iter().map(f).collect()
+            } else {
+                pairs.iter().map(f).collect::<Vec<f64>>()
+            })
+        })?;
+        Ok(out.into_pyarray(py))
+    }
+}
+
+/// Exact Jaccard similarity of two sets of shingle hashes (any order,
+/// repeats ignored).
+#[pyfunction]
+pub fn jaccard_sets(
+    py: Python<'_>,
+    a: PyReadonlyArray1<'_, u32>,
+    b: PyReadonlyArray1<'_, u32>,
+) -> PyResult<f64> {
+    let (a, b) = (a.as_array().to_vec(), b.as_array().to_vec());
+    run(py, || {
+        let (a, b) = (ShingleSet::from_hashes(a), ShingleSet::from_hashes(b));
+        Ok(jaccard(a.as_slice(), b.as_slice()))
+    })
+}
+
+fn to_2d<T: numpy::Element>(
+    py: Python<'_>,
+    flat: Vec<T>,
+    width: usize,
+) -> PyResult<Bound<'_, PyArray2<T>>> {
+    let n = flat.len().checked_div(width).unwrap_or(0);
+    let array = Array2::from_shape_vec((n, width), flat)
+        .map_err(|e| Fail::Input(format!("internal shape error: {e}")).into_py(py))?;
+    Ok(array.into_pyarray(py))
+}
