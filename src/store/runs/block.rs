@@ -1,0 +1,272 @@
+//! Run blocks: their encoding (a `Tag::Block` record of fixed-width
+//! `(key, id)` pairs), look-ups of one bucket in one run, and scans.
+
+use super::{Posting, ENTRY};
+use crate::store::codec::{frame, unframe, Tag};
+use crate::{Error, Result};
+use redb::ReadableTable;
+
+/// The encoded block of `entries` (sorted `(key, id)` pairs of one band).
+pub fn encode_block(entries: &[(u64, u64)]) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(entries.len() * ENTRY);
+    for &(key, id) in entries {
+        payload.extend_from_slice(&key.to_le_bytes());
+        payload.extend_from_slice(&id.to_le_bytes());
+    }
+    frame(Tag::Block, &payload)
+}
+
+/// A block's checked payload: whole entries, at least one.
+fn block_payload(bytes: &[u8]) -> Result<&[u8]> {
+    let payload = unframe(Tag::Block, bytes)?;
+    if payload.is_empty() || payload.len() % ENTRY != 0 {
+        return Err(Error::corrupted(format!(
+            "block record: {} bytes is not a whole number of postings",
+            payload.len()
+        )));
+    }
+    Ok(payload)
+}
+
+fn entry(payload: &[u8], i: usize) -> (u64, u64) {
+    let at = i * ENTRY;
+    let word = |from: usize| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&payload[from..from + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    (word(at), word(at + 8))
+}
+
+/// Decodes a block record into `(key, id)` pairs, checking they ascend.
+pub fn decode_block(bytes: &[u8], out: &mut Vec<(u64, u64)>) -> Result<()> {
+    let payload = block_payload(bytes)?;
+    out.clear();
+    out.extend((0..payload.len() / ENTRY).map(|i| entry(payload, i)));
+    if out.windows(2).any(|w| w[0] >= w[1]) {
+        out.clear();
+        return Err(Error::corrupted("block record: postings out of order"));
+    }
+    Ok(())
+}
+
+/// Appends to `out` the ids that run `run` posts under (`band`, `key`) and
+/// that are greater than `after`, ascending, at most `cap`; true when cut
+/// at `cap`.
+pub(super) fn postings_of(
+    blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
+    run: u32,
+    band: u32,
+    key: u64,
+    after: Option<u64>,
+    cap: usize,
+    out: &mut Vec<u64>,
+) -> Result<bool> {
+    let start = match after {
+        Some(u64::MAX) => return Ok(false),
+        Some(id) => id + 1,
+        None => 0,
+    };
+    // The common case in one descent: the last block starting at or before
+    // (key, MAX). When it starts before `key`, the next block starts after
+    // the bucket, so the whole bucket (if any) is in this one.
+    // (An open start: a bounded one would descend to the range's first
+    // block too, one more page read per look-up.)
+    let last = blocks
+        .range(..=(run, band, key, u64::MAX))?
+        .next_back()
+        .transpose()?;
+    let Some((last_key, last_block)) = last else {
+        return Ok(false);
+    };
+    let (r, b, first_key, _) = last_key.value();
+    if (r, b) != (run, band) {
+        return Ok(false); // the run has no block of this band at or before the key
+    }
+    if first_key < key {
+        let payload = block_payload(last_block.value()).map_err(|e| context(e, run, band))?;
+        let mut taken = 0;
+        return Ok(collect_block(payload, key, start, cap, &mut taken, out).unwrap_or(false));
+    }
+    drop((last_key, last_block));
+    // The bucket fills whole blocks: start at the last block starting at
+    // or before (key, start); its postings from `start` on are there or in
+    // the blocks after it.
+    let first = blocks
+        .range(..=(run, band, key, start))?
+        .next_back()
+        .transpose()?
+        .map(|(k, _)| k.value())
+        .filter(|k| (k.0, k.1) == (run, band));
+    let from = first.unwrap_or((run, band, key, start));
+    let mut taken = 0;
+    for block in blocks.range(from..=(run, band, key, u64::MAX))? {
+        let (_, bytes) = block?;
+        let payload = block_payload(bytes.value()).map_err(|e| context(e, run, band))?;
+        match collect_block(payload, key, start, cap, &mut taken, out) {
+            Some(cut) => return Ok(cut),
+            None => continue,
+        }
+    }
+    Ok(false)
+}
+
+/// Appends the ids of `payload` (a block) posted under `key` from id
+/// `start` on, up to `cap` in all (`taken` so far). `Some(cut)` when the
+/// bucket ended in this block or was cut; `None` when it may go on in the
+/// next block.
+fn collect_block(
+    payload: &[u8],
+    key: u64,
+    start: u64,
+    cap: usize,
+    taken: &mut usize,
+    out: &mut Vec<u64>,
+) -> Option<bool> {
+    let n = payload.len() / ENTRY;
+    // The first entry ≥ (key, start): binary search on the fixed width.
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if entry(payload, mid) < (key, start) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for i in lo..n {
+        let (k, id) = entry(payload, i);
+        if k != key {
+            return Some(false);
+        }
+        if *taken == cap {
+            return Some(true);
+        }
+        out.push(id);
+        *taken += 1;
+    }
+    None
+}
+
+/// The postings of run `run` in band `band` with keys in `lo..hi` (`hi`
+/// None: to the end), in order.
+pub(super) fn slice(
+    blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
+    run: u32,
+    band: u32,
+    lo: u64,
+    hi: Option<u64>,
+) -> Result<Vec<(u64, u64)>> {
+    let first = blocks
+        .range((run, band, 0, 0)..=(run, band, lo, 0))?
+        .next_back()
+        .transpose()?
+        .map(|(k, _)| k.value());
+    let from = first.unwrap_or((run, band, lo, 0));
+    let to = match hi {
+        Some(hi) => (run, band, hi, 0),
+        None => (run, band, u64::MAX, u64::MAX),
+    };
+    let mut out = Vec::new();
+    let mut block = Vec::new();
+    for row in blocks.range(from..=to)? {
+        let (k, bytes) = row?;
+        if hi.is_some() && k.value() == to {
+            break;
+        }
+        decode_block(bytes.value(), &mut block).map_err(|e| context(e, run, k.value().1))?;
+        out.extend(
+            block
+                .iter()
+                .filter(|&&(key, _)| key >= lo && hi.is_none_or(|hi| key < hi)),
+        );
+    }
+    Ok(out)
+}
+
+pub(super) fn context(err: Error, run: u32, band: u32) -> Error {
+    match err {
+        Error::Corrupted(msg) => Error::Corrupted(format!("run {run}, band {band}: {msg}")),
+        other => other,
+    }
+}
+
+/// The postings of one run, in order.
+pub struct RunScan<'a> {
+    range: redb::Range<'a, (u32, u32, u64, u64), &'static [u8]>,
+    band: u32,
+    entries: Vec<(u64, u64)>,
+    next: usize,
+}
+
+impl<'a> RunScan<'a> {
+    /// A scan of the blocks in `range`.
+    pub(super) fn new(range: redb::Range<'a, (u32, u32, u64, u64), &'static [u8]>) -> Self {
+        Self {
+            range,
+            band: 0,
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl Iterator for RunScan<'_> {
+    type Item = Result<Posting>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.next == self.entries.len() {
+            let (key, bytes) = match self.range.next()? {
+                Ok(row) => row,
+                Err(err) => return Some(Err(err.into())),
+            };
+            let (run, band, _, _) = key.value();
+            if let Err(err) = decode_block(bytes.value(), &mut self.entries) {
+                return Some(Err(context(err, run, band)));
+            }
+            self.band = band;
+            self.next = 0;
+        }
+        let (key, id) = self.entries[self.next];
+        self.next += 1;
+        Some(Ok((self.band, key, id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_round_trip_and_reject_damage() {
+        let entries = vec![(1, 5), (1, 9), (7, 2)];
+        let bytes = encode_block(&entries);
+        let mut out = Vec::new();
+        decode_block(&bytes, &mut out).unwrap();
+        assert_eq!(out, entries);
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert!(decode_block(&bad, &mut out).is_err());
+        let unordered = encode_block(&[(7, 2), (1, 5)]);
+        assert!(decode_block(&unordered, &mut out).is_err());
+    }
+
+    #[test]
+    fn block_bytes_are_pinned() {
+        // Tag 5, CRC-32 of tag and payload, then (key, id) pairs as u64 LE.
+        let bytes = encode_block(&[(0x0102_0304_0506_0708, 1), (u64::MAX, 2)]);
+        assert_eq!(bytes.len(), 5 + 32);
+        assert_eq!(bytes[0], 5);
+        assert_eq!(
+            &bytes[5..],
+            &[
+                8, 7, 6, 5, 4, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, //
+                255, 255, 255, 255, 255, 255, 255, 255, 2, 0, 0, 0, 0, 0, 0, 0,
+            ]
+        );
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&bytes[..1]);
+        crc.update(&bytes[5..]);
+        assert_eq!(&bytes[1..5], &crc.finalize().to_le_bytes());
+    }
+}

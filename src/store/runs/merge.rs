@@ -1,0 +1,277 @@
+//! Writing runs and merging them: the k-way merge of sorted posting
+//! streams, the blocks of a new run, and [`RunWriter`], the run tables of a
+//! write transaction with the merge policy.
+
+use super::block::{encode_block, slice};
+use super::{
+    class, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS, SLICE_POSTINGS,
+};
+use crate::{Error, Result};
+use redb::{ReadableTable, ReadableTableMetadata, Table};
+use std::collections::{BinaryHeap, HashSet};
+
+/// Merges sorted posting streams into one sorted stream (k-way).
+pub struct Merged<I> {
+    sources: Vec<I>,
+    heap: BinaryHeap<std::cmp::Reverse<(Posting, usize)>>,
+    failed: Option<Error>,
+}
+
+impl<I: Iterator<Item = Result<Posting>>> Merged<I> {
+    /// The merge of `sources`, each sorted.
+    pub fn new(mut sources: Vec<I>) -> Self {
+        let mut heap = BinaryHeap::new();
+        let mut failed = None;
+        for (i, source) in sources.iter_mut().enumerate() {
+            match source.next() {
+                Some(Ok(p)) => heap.push(std::cmp::Reverse((p, i))),
+                Some(Err(e)) => failed = Some(e),
+                None => {}
+            }
+        }
+        Self {
+            sources,
+            heap,
+            failed,
+        }
+    }
+}
+
+impl<I: Iterator<Item = Result<Posting>>> Iterator for Merged<I> {
+    type Item = Result<Posting>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(err) = self.failed.take() {
+            return Some(Err(err));
+        }
+        let std::cmp::Reverse((posting, i)) = self.heap.pop()?;
+        match self.sources[i].next() {
+            Some(Ok(p)) => self.heap.push(std::cmp::Reverse((p, i))),
+            Some(Err(e)) => self.failed = Some(e),
+            None => {}
+        }
+        Some(Ok(posting))
+    }
+}
+
+/// Writes sorted postings as the blocks of run `run`; returns how many.
+pub fn write_run(
+    blocks: &mut Table<'_, (u32, u32, u64, u64), &'static [u8]>,
+    run: u32,
+    postings: impl Iterator<Item = Result<Posting>>,
+) -> Result<u64> {
+    let mut block: Vec<(u64, u64)> = Vec::with_capacity(BLOCK_ENTRIES);
+    let mut band = 0;
+    let mut count = 0;
+    let mut flush = |band: u32, block: &mut Vec<(u64, u64)>| -> Result<()> {
+        if let Some(&(key, id)) = block.first() {
+            blocks.insert((run, band, key, id), encode_block(block).as_slice())?;
+            block.clear();
+        }
+        Ok(())
+    };
+    for posting in postings {
+        let (b, key, id) = posting?;
+        if b != band || block.len() == BLOCK_ENTRIES {
+            flush(band, &mut block)?;
+            band = b;
+        }
+        block.push((key, id));
+        count += 1;
+    }
+    flush(band, &mut block)?;
+    Ok(count)
+}
+
+/// The write side: adds runs, flushes fresh postings and merges.
+pub struct RunWriter<'t> {
+    blocks: Table<'t, (u32, u32, u64, u64), &'static [u8]>,
+    runs: Table<'t, u32, u64>,
+    dead: Table<'t, u64, ()>,
+    /// The runs table's contents, kept in step with it.
+    list: Vec<(u32, u64)>,
+}
+
+impl<'t> RunTables for RunWriter<'t> {
+    type Blocks = Table<'t, (u32, u32, u64, u64), &'static [u8]>;
+    fn blocks(&self) -> &Self::Blocks {
+        &self.blocks
+    }
+    fn dead(&self) -> &impl ReadableTable<u64, ()> {
+        &self.dead
+    }
+    fn list(&self) -> &[(u32, u64)] {
+        &self.list
+    }
+}
+
+impl<'t> RunWriter<'t> {
+    /// Opens (creating when absent) the run tables of a write transaction.
+    pub fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
+        let runs = txn.open_table(RUNS)?;
+        let list = read_list(&runs)?;
+        Ok(Self {
+            blocks: txn.open_table(RUN_BLOCKS)?,
+            runs,
+            dead: txn.open_table(DEAD_IDS)?,
+            list,
+        })
+    }
+
+    fn next_run_id(&self) -> Result<u32> {
+        Ok(match self.list.last() {
+            Some(&(id, _)) => id
+                .checked_add(1)
+                .ok_or_else(|| Error::corrupted("run ids exhausted; rebuild the database"))?,
+            None => 1,
+        })
+    }
+
+    /// Writes sorted `postings` as a new run (when there are any), then
+    /// merges runs as the policy says.
+    pub fn add_run(&mut self, postings: impl Iterator<Item = Result<Posting>>) -> Result<()> {
+        let run = self.next_run_id()?;
+        let count = write_run(&mut self.blocks, run, postings)?;
+        if count > 0 {
+            self.runs.insert(run, count)?;
+            self.list.push((run, count));
+            self.merge_by_policy()?;
+        }
+        Ok(())
+    }
+
+    /// Records that document `id` was removed while runs may hold its
+    /// postings.
+    pub fn mark_dead(&mut self, id: u64) -> Result<()> {
+        if !self.list.is_empty() {
+            self.dead.insert(id, ())?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the runs' size classes strictly decreasing from the oldest
+    /// run to the newest, like the digits of a binary counter: while a run
+    /// is of no larger a class than the run after it, the two are merged.
+    /// So there are at most as many runs as size classes (log₂ of the
+    /// postings), whatever the sizes of the runs added — comparing only the
+    /// two newest runs, an odd-sized run (a load's last, short commit)
+    /// would stop every merge behind it, and runs would pile up.
+    fn merge_by_policy(&mut self) -> Result<()> {
+        loop {
+            let list = self.list.clone();
+            let Some(i) = (0..list.len().saturating_sub(1))
+                .rev()
+                .find(|&i| class(list[i].1) <= class(list[i + 1].1))
+            else {
+                return Ok(());
+            };
+            self.merge(&list[i..=i + 1], list.len() == 2)?;
+        }
+    }
+
+    /// Merges every run into one (dropping dead postings).
+    pub fn merge_all(&mut self) -> Result<()> {
+        let list = self.list.clone();
+        if list.len() > 1 || !self.dead.is_empty()? {
+            self.merge(&list, true)?;
+        }
+        Ok(())
+    }
+
+    /// Merges `inputs` into a new run, slice by slice of the key space;
+    /// `all` says they are every run, so the dead-id table empties.
+    fn merge(&mut self, inputs: &[(u32, u64)], all: bool) -> Result<()> {
+        let mut dead = HashSet::new();
+        for entry in self.dead.iter()? {
+            dead.insert(entry?.0.value());
+        }
+        let output = self.next_run_id()?;
+        let total: u64 = inputs.iter().map(|r| r.1).sum();
+        let bands = self.bands_of(inputs)?;
+        let per_band = total / u64::from(bands.len().max(1) as u32);
+        let slices = (per_band / SLICE_POSTINGS).clamp(1, 1 << 16);
+        let width = u64::MAX / slices;
+        let mut writer = BlockWriter::new(output);
+        let mut count = 0;
+        for band in bands {
+            for s in 0..slices {
+                let lo = s * width;
+                let hi = (s + 1 < slices).then(|| (s + 1) * width);
+                let mut entries = Vec::new();
+                for &(run, _) in inputs {
+                    entries.extend(slice(&self.blocks, run, band, lo, hi)?);
+                }
+                entries.sort_unstable();
+                entries.retain(|e| !dead.contains(&e.1));
+                entries.dedup();
+                count += entries.len() as u64;
+                writer.push_band(&mut self.blocks, band, &entries)?;
+            }
+        }
+        for &(run, _) in inputs {
+            self.blocks.retain_in(
+                (run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX),
+                |_, _| false,
+            )?;
+            self.runs.remove(run)?;
+        }
+        self.list.retain(|r| !inputs.contains(r));
+        if count > 0 {
+            self.runs.insert(output, count)?;
+            self.list.push((output, count));
+        }
+        if all {
+            self.dead.retain(|_, _| false)?;
+        }
+        Ok(())
+    }
+
+    /// The bands that runs `inputs` have blocks in.
+    fn bands_of(&self, inputs: &[(u32, u64)]) -> Result<Vec<u32>> {
+        let mut bands = Vec::new();
+        for &(run, _) in inputs {
+            let mut band = 0u32;
+            loop {
+                let next = self
+                    .blocks
+                    .range((run, band, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX))?
+                    .next()
+                    .transpose()?;
+                let Some((key, _)) = next else { break };
+                let b = key.value().1;
+                bands.push(b);
+                match b.checked_add(1) {
+                    Some(n) => band = n,
+                    None => break,
+                }
+            }
+        }
+        bands.sort_unstable();
+        bands.dedup();
+        Ok(bands)
+    }
+}
+
+/// Cuts the entries of one band after another into blocks of a run.
+struct BlockWriter {
+    run: u32,
+}
+
+impl BlockWriter {
+    fn new(run: u32) -> Self {
+        Self { run }
+    }
+
+    fn push_band(
+        &mut self,
+        blocks: &mut Table<'_, (u32, u32, u64, u64), &'static [u8]>,
+        band: u32,
+        entries: &[(u64, u64)],
+    ) -> Result<()> {
+        for chunk in entries.chunks(BLOCK_ENTRIES) {
+            let (key, id) = chunk[0];
+            blocks.insert((self.run, band, key, id), encode_block(chunk).as_slice())?;
+        }
+        Ok(())
+    }
+}

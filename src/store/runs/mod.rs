@@ -1,0 +1,261 @@
+//! Posting runs: the part of the MinHash index that grows with the file,
+//! kept as immutable sorted runs of postings (format 2).
+//!
+//! **Why.** Format 1 kept one B-tree row per posting, `(band, bucket, id)`.
+//! Bucket keys are uniform hashes, so every commit of a bulk load touched
+//! leaves all over a tree far larger than any cache, and redb's
+//! copy-on-write commit rewrote each one: the bytes written per document
+//! and the time per commit grew with the file (`docs/benchmarks.md`).
+//!
+//! **Layout.** A run is a sorted sequence of postings `(band, key, id)`,
+//! cut into blocks of at most [`BLOCK_ENTRIES`] postings of one band. Each
+//! block is one row of [`RUN_BLOCKS`], keyed by `(run, band, first key,
+//! first id)` — so redb's B-tree is the run's fence index and nothing has
+//! to be loaded at open — with the block's postings as a `Tag::Block`
+//! record: `(key u64 LE, id u64 LE)` pairs, fixed width, so a look-up
+//! binary-searches a block without decoding it. [`RUNS`] lists the runs and
+//! their sizes. New postings of single writes go to the small `buckets`
+//! table (the "fresh" postings, as in format 1) until it holds
+//! [`FRESH_MAX`] of them; then they become a run. A bulk load writes each
+//! of its commits' postings as a run at once: sequential inserts of a few
+//! hundred blocks instead of random inserts of every posting.
+//!
+//! **Merging.** Runs are merged like the digits of a binary counter: their
+//! size classes (⌊log₂ postings⌋) are kept strictly decreasing from the
+//! oldest run to the newest, so there is at most one run per class, and
+//! each posting is rewritten about log₂(total / first run) times,
+//! sequentially. A merge reads and writes slices of the key space of
+//! bounded size, so its memory does not grow with the file.
+//!
+//! This folder: [`block`] encodes blocks and reads them (look-ups, scans);
+//! [`merge`] writes runs and merges them; this file has the tables, the
+//! views a transaction has of them, and the constants.
+//!
+//! **Deletes.** Removing a document deletes its fresh postings; postings of
+//! it already in runs stay there, and its id goes into [`DEAD_IDS`].
+//! Readers never return such an id: its document record is gone, and every
+//! candidate is read before it is returned. Merges drop the postings of
+//! dead ids, and a merge of every run empties the dead-id table.
+
+mod block;
+mod merge;
+
+pub use block::RunScan;
+/// The block codec, for tests that damage blocks behind lshdb's back.
+#[cfg(any(test, feature = "internals"))]
+pub use block::{decode_block, encode_block};
+pub use merge::{Merged, RunWriter};
+
+use crate::Result;
+use block::postings_of;
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition};
+use std::collections::HashSet;
+
+/// Run blocks: `(run, band, first key, first id)` → `Tag::Block` record.
+pub const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
+    TableDefinition::new("run_blocks");
+
+/// Runs: run id → number of postings.
+pub const RUNS: TableDefinition<u32, u64> = TableDefinition::new("runs");
+
+/// Ids of removed documents whose postings may still be in runs.
+pub const DEAD_IDS: TableDefinition<u64, ()> = TableDefinition::new("dead_ids");
+
+/// Postings per block at most: 3,840 bytes of entries, so that a block
+/// and its key fit in one 4 KiB page of redb (a larger leaf takes 8 KiB,
+/// and every look-up reads one).
+pub const BLOCK_ENTRIES: usize = 240;
+
+/// Fresh postings (the `buckets` table) at most before they become a run.
+pub const FRESH_MAX: u64 = 1 << 16;
+
+/// Postings a merge holds in memory per slice of the key space, about.
+pub(super) const SLICE_POSTINGS: u64 = 1 << 21;
+
+/// Bytes of one posting in a block: key and id, u64 LE each.
+const ENTRY: usize = 16;
+
+/// A posting: (band, band key, document id).
+pub type Posting = (u32, u64, u64);
+
+/// The size class of a run of `postings` postings.
+pub(super) fn class(postings: u64) -> u32 {
+    63 - postings.max(1).leading_zeros()
+}
+
+/// The run tables as a transaction sees them: the blocks, and the list of
+/// runs (oldest first, as (run id, postings)).
+pub trait RunTables {
+    /// The blocks table type.
+    type Blocks: ReadableTable<(u32, u32, u64, u64), &'static [u8]>;
+    /// The blocks.
+    fn blocks(&self) -> &Self::Blocks;
+    /// The runs, oldest first.
+    fn list(&self) -> &[(u32, u64)];
+    /// The dead-id table (see the module comment).
+    fn dead(&self) -> &impl ReadableTable<u64, ()>;
+
+    /// Postings in all runs (dead ones included).
+    fn postings_count(&self) -> u64 {
+        self.list().iter().map(|r| r.1).sum()
+    }
+
+    /// Appends to `out` the ids every run posts under (`band`, `key`) that
+    /// are greater than `after`, ascending per run, at most `cap` per run;
+    /// true when a run's list was cut at `cap`. Ids of removed documents
+    /// are left out: they must never reach a reader, whose record cache
+    /// may still hold their records.
+    fn postings(
+        &self,
+        band: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool> {
+        let from = out.len();
+        let mut cut = false;
+        for &(run, _) in self.list() {
+            cut |= postings_of(self.blocks(), run, band, key, after, cap, out)?;
+        }
+        let dead = self.dead();
+        if out.len() > from && !dead.is_empty()? {
+            let mut kept = from;
+            for i in from..out.len() {
+                if dead.get(out[i])?.is_none() {
+                    out[kept] = out[i];
+                    kept += 1;
+                }
+            }
+            out.truncate(kept);
+        }
+        Ok(cut)
+    }
+
+    /// Every posting of run `run`, in order.
+    fn scan(&self, run: u32) -> Result<RunScan<'_>> {
+        let range = self
+            .blocks()
+            .range((run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX))?;
+        Ok(RunScan::new(range))
+    }
+}
+
+/// What a snapshot's readers need of the runs, whether or not the file has
+/// run tables (a format-1 file opened read-only has none).
+pub trait RunsView {
+    /// [`RunTables::postings`]; nothing without runs.
+    fn run_postings(
+        &self,
+        band: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool>;
+}
+
+impl<T: RunTables> RunsView for T {
+    fn run_postings(
+        &self,
+        band: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool> {
+        self.postings(band, key, after, cap, out)
+    }
+}
+
+impl RunsView for Option<ReadRuns> {
+    fn run_postings(
+        &self,
+        band: u32,
+        key: u64,
+        after: Option<u64>,
+        cap: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<bool> {
+        match self {
+            Some(runs) => runs.postings(band, key, after, cap, out),
+            None => Ok(false),
+        }
+    }
+}
+
+/// The run tables of a read transaction.
+pub struct ReadRuns {
+    blocks: redb::ReadOnlyTable<(u32, u32, u64, u64), &'static [u8]>,
+    list: Vec<(u32, u64)>,
+    dead: redb::ReadOnlyTable<u64, ()>,
+}
+
+impl ReadRuns {
+    /// Opens the run tables; a file of format 1 has none, and reads as
+    /// having no runs.
+    pub fn open(txn: &redb::ReadTransaction) -> Result<Option<Self>> {
+        let blocks = match txn.open_table(RUN_BLOCKS) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(err) => return Err(err.into()),
+        };
+        let runs = txn.open_table(RUNS)?;
+        let dead = txn.open_table(DEAD_IDS)?;
+        Ok(Some(Self {
+            blocks,
+            list: read_list(&runs)?,
+            dead,
+        }))
+    }
+
+    /// The ids of removed documents whose postings may be in runs.
+    pub fn dead_ids(&self) -> Result<HashSet<u64>> {
+        dead_ids(&self.dead)
+    }
+}
+
+impl RunTables for ReadRuns {
+    type Blocks = redb::ReadOnlyTable<(u32, u32, u64, u64), &'static [u8]>;
+    fn blocks(&self) -> &Self::Blocks {
+        &self.blocks
+    }
+    fn list(&self) -> &[(u32, u64)] {
+        &self.list
+    }
+    fn dead(&self) -> &impl ReadableTable<u64, ()> {
+        &self.dead
+    }
+}
+
+pub(super) fn read_list(runs: &impl ReadableTable<u32, u64>) -> Result<Vec<(u32, u64)>> {
+    let mut list = Vec::new();
+    for entry in runs.iter()? {
+        let (run, postings) = entry?;
+        list.push((run.value(), postings.value()));
+    }
+    Ok(list)
+}
+
+/// The dead ids of a snapshot.
+pub fn dead_ids(table: &impl ReadableTable<u64, ()>) -> Result<HashSet<u64>> {
+    let mut dead = HashSet::new();
+    for entry in table.iter()? {
+        dead.insert(entry?.0.value());
+    }
+    Ok(dead)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes() {
+        assert_eq!(class(0), 0);
+        assert_eq!(class(1), 0);
+        assert_eq!(class(2), 1);
+        assert_eq!(class(3), 1);
+        assert_eq!(class(1 << 20), 20);
+    }
+}
