@@ -178,3 +178,59 @@ fn batch_sees_its_own_earlier_writes() {
     assert!(db.contains("y").unwrap());
     assert_eq!(db.len().unwrap(), 2);
 }
+
+#[test]
+fn insert_unique_many_decides_as_one_call_per_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = Database::create(dir.path().join("one.lshdb"), Config::jaccard(0.7)).unwrap();
+    let many = Database::create(dir.path().join("many.lshdb"), Config::jaccard(0.7)).unwrap();
+    let base = "the index keeps near duplicates out of the corpus while it grows, \
+                one document at a time, and says which stored one each copy matches";
+    // Families of edited copies, interleaved, with an empty and a repeated
+    // key among them.
+    let mut docs: Vec<(String, String)> = Vec::new();
+    for i in 0..60 {
+        let family = i % 7;
+        let text = format!(
+            "{family} {} {}",
+            change(base, &[i % 5], "CHANGED"),
+            family * 31
+        );
+        docs.push((format!("k{i}"), text));
+    }
+    docs.push(("empty".into(), String::new()));
+    docs.push(("k3".into(), docs[10].1.clone()));
+    let mut batch = one.batch().unwrap();
+    let singly: Vec<String> = docs
+        .iter()
+        .map(|(k, t)| match batch.insert_unique(k, t.as_str(), 0.7) {
+            Ok(Unique::Inserted) => "inserted".to_owned(),
+            Ok(Unique::Duplicate(hit)) => format!("{} {}", hit.key, hit.similarity),
+            Err(e) => format!("error: {e}"),
+        })
+        .collect();
+    batch.commit().unwrap();
+    let mut batch = many.batch().unwrap();
+    let together: Vec<String> = batch
+        .insert_unique_many(&docs, 0.7)
+        .unwrap()
+        .into_iter()
+        .map(|r| match r {
+            Ok(Unique::Inserted) => "inserted".to_owned(),
+            Ok(Unique::Duplicate(hit)) => format!("{} {}", hit.key, hit.similarity),
+            Err(e) => format!("error: {e}"),
+        })
+        .collect();
+    batch.commit().unwrap();
+    assert_eq!(singly, together);
+    assert!(together.iter().any(|s| s == "inserted"));
+    assert!(together.iter().any(|s| s.starts_with('k')));
+    assert!(together.iter().any(|s| s.starts_with("error")));
+    assert_eq!(one.len().unwrap(), many.len().unwrap());
+    assert!(many.check().unwrap().is_clean());
+    // A bad threshold is refused before anything is written.
+    let mut batch = many.batch().unwrap();
+    assert!(batch
+        .insert_unique_many(&[("x", "some text")], 1.5)
+        .is_err());
+}

@@ -6,6 +6,7 @@
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
 use lshdb::{BulkOptions, Config, Database};
+use redb::ReadableDatabase;
 use std::collections::BTreeMap;
 
 /// Families of near-duplicates: family f, member m.
@@ -220,4 +221,126 @@ fn odd_sized_runs_do_not_pile_up() {
     // most one run per class.
     assert!(stats.runs <= 8, "{} runs", stats.runs);
     assert!(db.check().unwrap().is_clean());
+}
+
+/// Opens the file behind lshdb's back (the database must be closed).
+fn raw(path: &std::path::Path) -> redb::Database {
+    redb::Database::open(path).unwrap()
+}
+
+#[test]
+fn runs_written_before_filters_are_read_and_filtered_once_merged() {
+    use lshdb::store::runs::{RUN_FILTERS, RUN_FILTER_LINES};
+    use redb::ReadableTableMetadata;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.lshdb");
+    let docs = corpus(40, 5);
+    let model: BTreeMap<String, String> = docs.iter().cloned().collect();
+    {
+        let db = Database::create(&path, Config::jaccard(0.5).bands(32, 4)).unwrap();
+        db.insert_bulk(docs.clone(), &BulkOptions::default().batch(9), |_| true)
+            .unwrap();
+        assert!(db.stats().unwrap().runs >= 2);
+    }
+    // A format-2 file of before run filters: no filter tables at all.
+    {
+        let file = raw(&path);
+        let txn = file.begin_write().unwrap();
+        assert!(txn.open_table(RUN_FILTER_LINES).unwrap().len().unwrap() >= 2);
+        txn.delete_table(RUN_FILTERS).unwrap();
+        txn.delete_table(RUN_FILTER_LINES).unwrap();
+        txn.commit().unwrap();
+    }
+    let reader = Database::builder().read_only(true).open(&path).unwrap();
+    for f in [0, 21, 39] {
+        assert_eq!(
+            hits(&reader, &text(f, 2), 0.5),
+            brute(&model, &text(f, 2), 0.5)
+        );
+    }
+    assert!(reader.check().unwrap().is_clean());
+    drop(reader);
+    // A compaction merges the old runs into one run with a filter.
+    let mut db = Database::open(&path).unwrap();
+    db.compact().unwrap();
+    assert_eq!(db.stats().unwrap().runs, 1);
+    for f in [0, 21, 39] {
+        assert_eq!(hits(&db, &text(f, 2), 0.5), brute(&model, &text(f, 2), 0.5));
+    }
+    assert!(db.check().unwrap().is_clean());
+    drop(db);
+    let file = raw(&path);
+    let txn = file.begin_read().unwrap();
+    assert_eq!(txn.open_table(RUN_FILTER_LINES).unwrap().len().unwrap(), 1);
+}
+
+#[test]
+fn a_damaged_run_filter_is_found_by_check_and_never_panics() {
+    use lshdb::store::runs::RUN_FILTERS;
+    use redb::ReadableTable;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.lshdb");
+    let docs = corpus(30, 4);
+    {
+        let db = Database::create(&path, Config::jaccard(0.5).bands(32, 4)).unwrap();
+        db.insert_bulk(docs.clone(), &BulkOptions::default(), |_| true)
+            .unwrap();
+    }
+    // Clear every bit of one row, keeping its frame valid: the postings
+    // it covered are no longer found, which check must report.
+    let (key, len) = {
+        let file = raw(&path);
+        let txn = file.begin_read().unwrap();
+        let table = txn.open_table(RUN_FILTERS).unwrap();
+        let (k, v) = table.iter().unwrap().next().unwrap().unwrap();
+        (k.value(), v.value().len())
+    };
+    let cleared = {
+        // The frame: tag 6, CRC32 of tag and payload (LE), payload.
+        let payload = vec![0u8; len - 5];
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&[6]);
+        crc.update(&payload);
+        let mut bytes = vec![6];
+        bytes.extend_from_slice(&crc.finalize().to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        bytes
+    };
+    let rewrite = |bytes: &[u8]| {
+        let file = raw(&path);
+        let txn = file.begin_write().unwrap();
+        txn.open_table(RUN_FILTERS)
+            .unwrap()
+            .insert(key, bytes)
+            .unwrap();
+        txn.commit().unwrap();
+    };
+    rewrite(&cleared);
+    let db = Database::builder().read_only(true).open(&path).unwrap();
+    let report = db.check().unwrap();
+    assert!(!report.is_clean());
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("missing from its bucket")),
+        "{:?}",
+        report.problems
+    );
+    drop(db);
+    // Garbage in a row: a typed error naming the filter, not a panic.
+    let mut garbage = cleared.clone();
+    garbage[10] ^= 0xff;
+    rewrite(&garbage);
+    let db = Database::builder().read_only(true).open(&path).unwrap();
+    let failures: Vec<String> = docs
+        .iter()
+        .filter_map(|(_, t)| db.query(t).threshold(0.5).run().err())
+        .map(|e| e.to_string())
+        .collect();
+    assert!(!failures.is_empty(), "no query read the damaged row");
+    assert!(
+        failures.iter().all(|e| e.contains("filter record")),
+        "{failures:?}"
+    );
 }

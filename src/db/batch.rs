@@ -1,9 +1,10 @@
 //! [`Batch`]: many writes committed as one durable transaction.
 
-use super::{Database, Unique};
+use super::{AsDocument, Database, Unique};
 use crate::db::writer::Writer;
-use crate::pipeline::Document;
+use crate::pipeline::{Document, Prepared};
 use crate::Result;
+use rayon::prelude::*;
 use redb::WriteTransaction;
 
 /// A write transaction. Operations apply in order and later ones see earlier
@@ -63,6 +64,54 @@ impl<'db> Batch<'db> {
         crate::config::check_threshold("threshold", threshold)?;
         let prepared = self.db.pipeline().prepare(key, doc.into())?;
         self.apply(|w| w.insert_unique(&prepared, threshold))
+    }
+
+    /// Dedup-on-write of many documents: [`Batch::insert_unique`] of each
+    /// in order (each sees the ones before it), with the documents
+    /// prepared in parallel and the write tables opened once, which is
+    /// several times faster than one call per document. A document that
+    /// cannot be indexed (empty, too large, bad key) gets its error in its
+    /// slot and the others go on; a storage error fails the call.
+    ///
+    /// ```
+    /// use lshdb::{Config, Database, Unique};
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path().join("u.lshdb"), Config::jaccard(0.8))?;
+    /// let text = "the quick brown fox jumps over the lazy dog";
+    /// let mut batch = db.batch()?;
+    /// let done = batch.insert_unique_many(&[("a", text), ("b", text), ("c", "")], 0.8)?;
+    /// batch.commit()?;
+    /// assert!(matches!(done[0], Ok(Unique::Inserted)));
+    /// assert!(matches!(&done[1], Ok(Unique::Duplicate(hit)) if hit.key == "a"));
+    /// assert!(done[2].is_err()); // empty
+    /// assert_eq!(db.len()?, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn insert_unique_many<K, T>(
+        &mut self,
+        docs: &[(K, T)],
+        threshold: f64,
+    ) -> Result<Vec<Result<Unique>>>
+    where
+        K: AsRef<str> + Sync,
+        T: AsDocument + Sync,
+    {
+        crate::config::check_threshold("threshold", threshold)?;
+        let pipeline = self.db.pipeline();
+        let prepared: Vec<Result<Prepared>> = docs
+            .par_iter()
+            .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
+            .collect();
+        self.apply(|w| {
+            let mut out = Vec::with_capacity(prepared.len());
+            for doc in prepared {
+                out.push(match doc {
+                    Ok(doc) => Ok(w.insert_unique(&doc, threshold)?),
+                    Err(err) => Err(err),
+                });
+            }
+            Ok(out)
+        })
     }
 
     /// Commits every operation durably, at once.

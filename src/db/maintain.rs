@@ -6,7 +6,7 @@ use crate::sketch::lsh::{tune, TuneGoal};
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::meta;
 use crate::store::runs::RunTables;
-use crate::store::runs::{RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS};
+use crate::store::runs::{RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_FILTERS, RUN_FILTER_LINES};
 use crate::store::schema::{BUCKETS, META, SIGS};
 use crate::store::tables::{Index, Postings, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
@@ -319,6 +319,8 @@ impl Database {
                 txn.delete_table(RUN_BLOCKS)?;
                 txn.delete_table(RUNS)?;
                 txn.delete_table(DEAD_IDS)?;
+                txn.delete_table(RUN_FILTERS)?;
+                txn.delete_table(RUN_FILTER_LINES)?;
                 {
                     let sigs = txn.open_table(SIGS)?;
                     txn.open_table(BUCKETS)?;
@@ -349,7 +351,7 @@ impl Database {
                             .into_iter()
                             .map(move |(key, id)| Ok((band, key, id)))
                     });
-                    runs.add_run(postings)?;
+                    runs.add_run(postings, sigs.len()?)?;
                     if let Some(err) = failure {
                         return Err(err);
                     }

@@ -25,6 +25,8 @@ pub enum Tag {
     Signature = 4,
     /// A block of a posting run (`crate::store::runs`, format 2).
     Block = 5,
+    /// A row of a run's filter (`crate::store::runs`, format 2).
+    Filter = 6,
 }
 
 /// The record kind of a tag byte, as error messages name it.
@@ -35,6 +37,7 @@ fn record_name(tag: u8) -> &'static str {
         3 => "set record",
         4 => "signature record",
         5 => "block record",
+        6 => "filter record",
         _ => "unknown record",
     }
 }

@@ -430,7 +430,8 @@ impl<'t> WriteTables<'t> {
         blocks: &[Posting],
     ) -> Result<()> {
         self.put_postings(keys, &[], blocks)?;
-        self.runs.add_run(buckets.into_iter().map(Ok))
+        let per_band = most_per_band(&buckets);
+        self.runs.add_run(buckets.into_iter().map(Ok), per_band)
     }
 
     /// When the fresh postings (the `buckets` table) have grown past
@@ -449,6 +450,16 @@ impl<'t> WriteTables<'t> {
             fresh.push(entry?.0.value());
         }
         self.buckets.retain(|_, _| false)?;
-        self.runs.add_run(fresh.into_iter().map(Ok))
+        let per_band = most_per_band(&fresh);
+        self.runs.add_run(fresh.into_iter().map(Ok), per_band)
     }
+}
+
+/// The most postings of one band in `postings` (sorted by band).
+fn most_per_band(postings: &[Posting]) -> u64 {
+    postings
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|band| band.len() as u64)
+        .max()
+        .unwrap_or(0)
 }

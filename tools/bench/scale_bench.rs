@@ -5,6 +5,7 @@
 //! cargo run --release --example scale_bench -- \
 //!     --corpus tools/data/scale-10m.jsonl --db /tmp/scale.lshdb \
 //!     [--step 1000000] [--limit N] [--threshold 0.8] [--queries 1000] [--singles 50]
+//!     [--ab-filters]
 //! ```
 //!
 //! Loads the corpus (JSON Lines `{"id", "text"}`, e.g. from
@@ -14,7 +15,9 @@
 //! per document of the step (`/proc/self/io`), the file's bytes per
 //! document, the time of single durable inserts and removes, the
 //! latency of verified queries (p50/p99 over `--queries` texts of the step,
-//! one thread), reopen + first query, and the peak and current RSS.
+//! one thread), reopen + first query, and the peak and current RSS. With
+//! `--ab-filters`, it ends with the same queries on the final file and on
+//! a copy without run filters, alternating, as one more JSON line.
 
 use lshdb::{BulkOptions, Config, Database};
 use serde_json::json;
@@ -37,11 +40,13 @@ fn main() -> Result<(), Error> {
     let threshold: f64 = flag("--threshold").map_or(Ok(0.8), |s| s.parse())?;
     let queries: usize = flag("--queries").map_or(Ok(1000), |s| s.parse())?;
     let singles: usize = flag("--singles").map_or(Ok(50), |s| s.parse())?;
+    let ab_filters = args.iter().any(|a| a == "--ab-filters");
 
     let _ = std::fs::remove_file(&db_path);
     let mut db = Database::create(&db_path, Config::jaccard(threshold))?;
     let mut lines = std::io::BufReader::new(std::fs::File::open(&corpus)?).lines();
     let mut loaded = 0usize;
+    let mut last_sample = Vec::new();
     let started = Instant::now();
     while loaded < limit {
         let take = step.min(limit - loaded);
@@ -97,6 +102,7 @@ fn main() -> Result<(), Error> {
         let _ = db.query(&sample[0]).run()?;
         let reopen = t.elapsed();
 
+        last_sample = sample;
         let file_bytes = std::fs::metadata(&db_path)?.len();
         let documents = db.len()?;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -129,6 +135,66 @@ fn main() -> Result<(), Error> {
             })
         );
     }
+    if ab_filters {
+        drop(db);
+        ab(&db_path, &last_sample)?;
+    }
+    Ok(())
+}
+
+/// The run filters' effect on queries, measured on the final file and on
+/// a copy of it without filter tables (as a file of format 2 written
+/// before filters): the same query texts, alternating between the two.
+fn ab(db_path: &str, sample: &[String]) -> Result<(), Error> {
+    use lshdb::store::runs::{RUN_FILTERS, RUN_FILTER_LINES};
+    let bare = format!("{db_path}.no-filters");
+    std::fs::copy(db_path, &bare)?;
+    {
+        let file = redb::Database::open(&bare)?;
+        let txn = file.begin_write()?;
+        txn.delete_table(RUN_FILTERS)?;
+        txn.delete_table(RUN_FILTER_LINES)?;
+        txn.commit()?;
+    }
+    let with = Database::builder().read_only(true).open(db_path)?;
+    let without = Database::builder().read_only(true).open(&bare)?;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut hits_a, mut hits_b) = (0usize, 0usize);
+    for round in 0..2 {
+        for text in sample {
+            let t = Instant::now();
+            hits_a += with.query(text).run()?.hits.len();
+            let ta = t.elapsed();
+            let t = Instant::now();
+            hits_b += without.query(text).run()?.hits.len();
+            let tb = t.elapsed();
+            // The first round warms both files' caches alike.
+            if round == 1 {
+                a.push(ta);
+                b.push(tb);
+            }
+        }
+    }
+    assert_eq!(hits_a, hits_b, "filters changed the answers");
+    a.sort();
+    b.sort();
+    let ms = |v: &[Duration], p: f64| {
+        v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "{}",
+        json!({
+            "ab": "run filters",
+            "queries": a.len(),
+            "with_filters_p50_ms": ms(&a, 0.5),
+            "with_filters_p99_ms": ms(&a, 0.99),
+            "without_filters_p50_ms": ms(&b, 0.5),
+            "without_filters_p99_ms": ms(&b, 0.99),
+        })
+    );
+    drop((with, without));
+    std::fs::remove_file(&bare)?;
     Ok(())
 }
 

@@ -506,8 +506,11 @@ fn load_with<D: AsDocument + Send>(
     })
 }
 
-/// Dedup-on-write load, one `insert_unique` per document, committing every
-/// `batch` documents; Ctrl-C is noticed between documents.
+/// Documents per `insert_unique_many` call of a dedup-on-write load.
+const UNIQUE_CHUNK: usize = 1024;
+
+/// Dedup-on-write load, `insert_unique_many` over chunks of documents,
+/// committing every `batch` documents; Ctrl-C is noticed between chunks.
 fn load_unique(
     db: &Database,
     records: impl Iterator<Item = (String, DocumentBuf)>,
@@ -530,34 +533,36 @@ fn load_unique(
         while !done && !interrupted() {
             let mut txn = db.batch()?;
             let (mut new, mut dup, mut rej) = (0u64, 0u64, 0u64);
-            for _ in 0..batch.max(1) {
-                if interrupted() {
-                    break;
-                }
-                let Some((key, doc)) = records.next() else {
-                    done = true;
-                    break;
-                };
-                match txn.insert_unique(&key, doc.as_document(), threshold) {
-                    Ok(Unique::Inserted) => new += 1,
-                    Ok(Unique::Duplicate(hit)) => {
-                        dup += 1;
-                        line(format_args!(
-                            "duplicate: `{}` is a near-duplicate of `{}` ({}); not added",
-                            short(&key),
-                            short(&hit.key),
-                            similarity(hit.similarity)
-                        ));
+            let mut left = batch.max(1);
+            while left > 0 && !done && !interrupted() {
+                // Prepared in parallel, checked in order (one call per chunk).
+                let want = left.min(UNIQUE_CHUNK);
+                let chunk: Vec<(String, DocumentBuf)> = records.by_ref().take(want).collect();
+                done = chunk.len() < want;
+                left -= chunk.len();
+                let results = txn.insert_unique_many(&chunk, threshold)?;
+                for ((key, _), result) in chunk.iter().zip(results) {
+                    match result {
+                        Ok(Unique::Inserted) => new += 1,
+                        Ok(Unique::Duplicate(hit)) => {
+                            dup += 1;
+                            line(format_args!(
+                                "duplicate: `{}` is a near-duplicate of `{}` ({}); not added",
+                                short(key),
+                                short(&hit.key),
+                                similarity(hit.similarity)
+                            ));
+                        }
+                        Err(
+                            err @ (lshdb::Error::EmptyDocument { .. }
+                            | lshdb::Error::InvalidKey { .. }
+                            | lshdb::Error::DocumentTooLarge { .. }),
+                        ) => {
+                            rej += 1;
+                            reject(&mut rejections, key, &err);
+                        }
+                        Err(err) => return Err(err.into()),
                     }
-                    Err(
-                        err @ (lshdb::Error::EmptyDocument { .. }
-                        | lshdb::Error::InvalidKey { .. }
-                        | lshdb::Error::DocumentTooLarge { .. }),
-                    ) => {
-                        rej += 1;
-                        reject(&mut rejections, &key, &err);
-                    }
-                    Err(err) => return Err(err.into()),
                 }
             }
             txn.commit()?;

@@ -578,13 +578,16 @@ fn first(
                 .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
             sink = Some(Sink::new(out, layout)?);
         }
-        let mut keep = vec![false; chunk.units.len()];
+        // What each record comes to, in input order; records to check
+        // against the index go to one `insert_unique_many` per chunk.
+        let mut outcomes: Vec<(usize, Fate)> = Vec::with_capacity(chunk.units.len());
+        let mut checks: Vec<(String, &str)> = Vec::new();
         for (i, (line, parsed)) in chunk.units.iter().enumerate() {
             let good = match parsed {
                 Parsed::Blank => continue,
                 Parsed::Bad(reason) => {
                     counts.read += 1;
-                    bad(counts, &place, *line, reason);
+                    outcomes.push((i, Fate::Bad(reason.clone())));
                     continue;
                 }
                 Parsed::Good(good) => good,
@@ -593,64 +596,74 @@ fn first(
             bar.inc(1);
             let key = good.id.clone().unwrap_or_else(|| place.key(*line));
             if let Some(first_line) = seen.get(&key) {
-                bad(
-                    counts,
-                    &place,
-                    *line,
-                    &format!(
-                        "repeated id: `{}` is also at line {first_line}",
-                        short(&key)
-                    ),
+                let reason = format!(
+                    "repeated id: `{}` is also at line {first_line}",
+                    short(&key)
                 );
+                outcomes.push((i, Fate::Bad(reason)));
                 continue;
             }
             seen.insert(key.clone(), *line);
             if !fresh && db.contains(&key)? {
-                match stored_before(db, &key, &good.text, threshold, resuming)? {
-                    Ok(None) => {
-                        keep[i] = true;
-                        counts.kept += 1;
-                    }
-                    Ok(Some(drop)) => {
-                        counts.dropped += 1;
-                        side.record(drop)?;
-                    }
-                    Err(reason) => bad(counts, &place, *line, &reason),
-                }
+                let outcome = match stored_before(db, &key, &good.text, threshold, resuming)? {
+                    Ok(None) => Fate::Keep,
+                    Ok(Some(drop)) => Fate::Drop(drop),
+                    Err(reason) => Fate::Bad(reason),
+                };
+                outcomes.push((i, outcome));
                 continue;
             }
-            let batch = txn
-                .as_mut()
-                .ok_or_else(|| CliError::Message("internal error: no transaction".into()))?;
-            match batch.insert_unique(&key, good.text.as_str(), threshold) {
+            outcomes.push((i, Fate::Check(checks.len())));
+            checks.push((key, good.text.as_str()));
+        }
+        let batch = txn
+            .as_mut()
+            .ok_or_else(|| CliError::Message("internal error: no transaction".into()))?;
+        let mut checked = Vec::with_capacity(checks.len());
+        for ((key, _), done) in checks
+            .iter()
+            .zip(batch.insert_unique_many(&checks, threshold)?)
+        {
+            checked.push(match done {
                 Ok(Unique::Inserted) => {
-                    keep[i] = true;
-                    counts.kept += 1;
                     in_txn += 1;
+                    Fate::Keep
                 }
-                Ok(Unique::Duplicate(hit)) => {
-                    counts.dropped += 1;
-                    side.record(Drop {
-                        id: key,
-                        of: hit.key,
-                        similarity: hit.similarity,
-                    })?;
-                }
+                Ok(Unique::Duplicate(hit)) => Fate::Drop(Drop {
+                    id: key.clone(),
+                    of: hit.key,
+                    similarity: hit.similarity,
+                }),
                 Err(err) => match refusal(&err) {
-                    Some(reason) => bad(counts, &place, *line, &reason),
+                    Some(reason) => Fate::Bad(reason),
                     None => return Err(err.into()),
                 },
-            }
-            if in_txn >= args.batch.max(1) {
-                if let Some(done) = txn.take() {
-                    done.commit()?;
+            });
+        }
+        let mut keep = vec![false; chunk.units.len()];
+        for (i, outcome) in outcomes {
+            let outcome = match outcome {
+                Fate::Check(at) => std::mem::replace(&mut checked[at], Fate::Keep),
+                other => other,
+            };
+            match outcome {
+                Fate::Keep | Fate::Check(_) => {
+                    keep[i] = true;
+                    counts.kept += 1;
                 }
-                txn = Some(db.batch()?);
-                in_txn = 0;
+                Fate::Drop(drop) => {
+                    counts.dropped += 1;
+                    side.record(drop)?;
+                }
+                Fate::Bad(reason) => bad(counts, &place, chunk.units[i].0, &reason),
             }
-            if interrupted() {
-                break;
+        }
+        if in_txn >= args.batch.max(1) {
+            if let Some(done) = txn.take() {
+                done.commit()?;
             }
+            txn = Some(db.batch()?);
+            in_txn = 0;
         }
         if let Some(sink) = &mut sink {
             sink.write(&chunk, &keep)?;
@@ -666,6 +679,15 @@ fn first(
     }
     let layout = outcome?;
     finish_output(sink, target, layout)
+}
+
+/// What a record of policy `first` comes to.
+enum Fate {
+    Keep,
+    Drop(Drop),
+    Bad(String),
+    /// Decided by the index: the slot of its check.
+    Check(usize),
 }
 
 /// What pass 1 learnt of a record of this run.

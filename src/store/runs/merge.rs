@@ -3,8 +3,10 @@
 //! write transaction with the merge policy.
 
 use super::block::{encode_block, slice};
+use super::filter::{self, FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
 use super::{
-    class, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS, SLICE_POSTINGS,
+    class, lines_of, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS,
+    SLICE_POSTINGS,
 };
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata, Table};
@@ -54,33 +56,48 @@ impl<I: Iterator<Item = Result<Posting>>> Iterator for Merged<I> {
     }
 }
 
-/// Writes sorted postings as the blocks of run `run`; returns how many.
-pub fn write_run(
-    blocks: &mut Table<'_, (u32, u32, u64, u64), &'static [u8]>,
+/// Writes sorted postings as the blocks of run `run` and their filter
+/// rows; returns how many.
+fn write_run(
+    tables: &mut Output<'_, '_>,
+    filter: &mut FilterWriter,
     run: u32,
     postings: impl Iterator<Item = Result<Posting>>,
 ) -> Result<u64> {
     let mut block: Vec<(u64, u64)> = Vec::with_capacity(BLOCK_ENTRIES);
     let mut band = 0;
     let mut count = 0;
-    let mut flush = |band: u32, block: &mut Vec<(u64, u64)>| -> Result<()> {
-        if let Some(&(key, id)) = block.first() {
-            blocks.insert((run, band, key, id), encode_block(block).as_slice())?;
-            block.clear();
-        }
-        Ok(())
-    };
     for posting in postings {
         let (b, key, id) = posting?;
         if b != band || block.len() == BLOCK_ENTRIES {
-            flush(band, &mut block)?;
+            flush_block(tables.blocks, run, band, &mut block)?;
             band = b;
         }
+        filter.add(tables.filters, b, key)?;
         block.push((key, id));
         count += 1;
     }
-    flush(band, &mut block)?;
+    flush_block(tables.blocks, run, band, &mut block)?;
     Ok(count)
+}
+
+fn flush_block(
+    blocks: &mut Table<'_, (u32, u32, u64, u64), &'static [u8]>,
+    run: u32,
+    band: u32,
+    block: &mut Vec<(u64, u64)>,
+) -> Result<()> {
+    if let Some(&(key, id)) = block.first() {
+        blocks.insert((run, band, key, id), encode_block(block).as_slice())?;
+        block.clear();
+    }
+    Ok(())
+}
+
+/// The tables a new run is written to.
+struct Output<'a, 't> {
+    blocks: &'a mut Table<'t, (u32, u32, u64, u64), &'static [u8]>,
+    filters: &'a mut Table<'t, (u32, u32, u32), &'static [u8]>,
 }
 
 /// The write side: adds runs, flushes fresh postings and merges.
@@ -88,14 +105,25 @@ pub struct RunWriter<'t> {
     blocks: Table<'t, (u32, u32, u64, u64), &'static [u8]>,
     runs: Table<'t, u32, u64>,
     dead: Table<'t, u64, ()>,
+    filters: Table<'t, (u32, u32, u32), &'static [u8]>,
+    sizes: Table<'t, u32, u64>,
     /// The runs table's contents, kept in step with it.
     list: Vec<(u32, u64)>,
+    /// The filter sizes table's contents (run, lines), kept in step.
+    lines: Vec<(u32, u64)>,
 }
 
 impl<'t> RunTables for RunWriter<'t> {
     type Blocks = Table<'t, (u32, u32, u64, u64), &'static [u8]>;
+    type Filters = Table<'t, (u32, u32, u32), &'static [u8]>;
     fn blocks(&self) -> &Self::Blocks {
         &self.blocks
+    }
+    fn filters(&self) -> Option<&Self::Filters> {
+        Some(&self.filters)
+    }
+    fn filter_lines(&self, run: u32) -> Option<u64> {
+        lines_of(&self.lines, run)
     }
     fn dead(&self) -> &impl ReadableTable<u64, ()> {
         &self.dead
@@ -110,11 +138,16 @@ impl<'t> RunWriter<'t> {
     pub fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
         let runs = txn.open_table(RUNS)?;
         let list = read_list(&runs)?;
+        let sizes = txn.open_table(RUN_FILTER_LINES)?;
+        let lines = read_list(&sizes)?;
         Ok(Self {
             blocks: txn.open_table(RUN_BLOCKS)?,
             runs,
             dead: txn.open_table(DEAD_IDS)?,
+            filters: txn.open_table(RUN_FILTERS)?,
+            sizes,
             list,
+            lines,
         })
     }
 
@@ -127,16 +160,48 @@ impl<'t> RunWriter<'t> {
         })
     }
 
-    /// Writes sorted `postings` as a new run (when there are any), then
+    /// Writes sorted `postings` (about `per_band` in each band, which
+    /// sizes the run's filter) as a new run, when there are any, then
     /// merges runs as the policy says.
-    pub fn add_run(&mut self, postings: impl Iterator<Item = Result<Posting>>) -> Result<()> {
+    pub fn add_run(
+        &mut self,
+        postings: impl Iterator<Item = Result<Posting>>,
+        per_band: u64,
+    ) -> Result<()> {
         let run = self.next_run_id()?;
-        let count = write_run(&mut self.blocks, run, postings)?;
+        let mut filter = FilterWriter::new(run, per_band);
+        let mut output = Output {
+            blocks: &mut self.blocks,
+            filters: &mut self.filters,
+        };
+        let count = write_run(&mut output, &mut filter, run, postings)?;
         if count > 0 {
-            self.runs.insert(run, count)?;
-            self.list.push((run, count));
+            self.finish_run(run, count, filter)?;
             self.merge_by_policy()?;
         }
+        Ok(())
+    }
+
+    /// Records new run `run` of `count` postings, and its filter.
+    fn finish_run(&mut self, run: u32, count: u64, filter: FilterWriter) -> Result<()> {
+        self.runs.insert(run, count)?;
+        self.list.push((run, count));
+        let lines = filter.lines();
+        filter.finish(&mut self.filters, &mut self.sizes)?;
+        self.lines.push((run, lines));
+        Ok(())
+    }
+
+    /// Deletes run `run`: its blocks, its filter, its entries.
+    fn remove_run(&mut self, run: u32) -> Result<()> {
+        self.blocks.retain_in(
+            (run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX),
+            |_, _| false,
+        )?;
+        self.runs.remove(run)?;
+        filter::remove(&mut self.filters, &mut self.sizes, run)?;
+        self.list.retain(|r| r.0 != run);
+        self.lines.retain(|r| r.0 != run);
         Ok(())
     }
 
@@ -192,6 +257,7 @@ impl<'t> RunWriter<'t> {
         let slices = (per_band / SLICE_POSTINGS).clamp(1, 1 << 16);
         let width = u64::MAX / slices;
         let mut writer = BlockWriter::new(output);
+        let mut filter = FilterWriter::new(output, per_band);
         let mut count = 0;
         for band in bands {
             for s in 0..slices {
@@ -206,19 +272,16 @@ impl<'t> RunWriter<'t> {
                 entries.dedup();
                 count += entries.len() as u64;
                 writer.push_band(&mut self.blocks, band, &entries)?;
+                for &(key, _) in &entries {
+                    filter.add(&mut self.filters, band, key)?;
+                }
             }
         }
         for &(run, _) in inputs {
-            self.blocks.retain_in(
-                (run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX),
-                |_, _| false,
-            )?;
-            self.runs.remove(run)?;
+            self.remove_run(run)?;
         }
-        self.list.retain(|r| !inputs.contains(r));
         if count > 0 {
-            self.runs.insert(output, count)?;
-            self.list.push((output, count));
+            self.finish_run(output, count, filter)?;
         }
         if all {
             self.dead.retain(|_, _| false)?;

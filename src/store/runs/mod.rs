@@ -27,9 +27,15 @@
 //! sequentially. A merge reads and writes slices of the key space of
 //! bounded size, so its memory does not grow with the file.
 //!
+//! **Filters.** Each run has a blocked Bloom filter over its `(band, key)`
+//! pairs ([`filter`]), so a look-up reads the blocks of the runs that may
+//! hold the bucket only: about one run per bucket that exists, instead of
+//! every run.
+//!
 //! This folder: [`block`] encodes blocks and reads them (look-ups, scans);
-//! [`merge`] writes runs and merges them; this file has the tables, the
-//! views a transaction has of them, and the constants.
+//! [`filter`] the run filters; [`merge`] writes runs and merges them; this
+//! file has the tables, the views a transaction has of them, and the
+//! constants.
 //!
 //! **Deletes.** Removing a document deletes its fresh postings; postings of
 //! it already in runs stay there, and its id goes into [`DEAD_IDS`].
@@ -38,12 +44,14 @@
 //! dead ids, and a merge of every run empties the dead-id table.
 
 mod block;
+mod filter;
 mod merge;
 
 pub use block::RunScan;
 /// The block codec, for tests that damage blocks behind lshdb's back.
 #[cfg(any(test, feature = "internals"))]
 pub use block::{decode_block, encode_block};
+pub use filter::{RUN_FILTERS, RUN_FILTER_LINES};
 pub use merge::{Merged, RunWriter};
 
 use crate::Result;
@@ -88,8 +96,14 @@ pub(super) fn class(postings: u64) -> u32 {
 pub trait RunTables {
     /// The blocks table type.
     type Blocks: ReadableTable<(u32, u32, u64, u64), &'static [u8]>;
+    /// The filters table type.
+    type Filters: ReadableTable<(u32, u32, u32), &'static [u8]>;
     /// The blocks.
     fn blocks(&self) -> &Self::Blocks;
+    /// The filter rows, when the file has a filter table.
+    fn filters(&self) -> Option<&Self::Filters>;
+    /// The lines per band of run `run`'s filter; `None` when it has none.
+    fn filter_lines(&self, run: u32) -> Option<u64>;
     /// The runs, oldest first.
     fn list(&self) -> &[(u32, u64)];
     /// The dead-id table (see the module comment).
@@ -116,6 +130,11 @@ pub trait RunTables {
         let from = out.len();
         let mut cut = false;
         for &(run, _) in self.list() {
+            if let (Some(filters), Some(lines)) = (self.filters(), self.filter_lines(run)) {
+                if !filter::may_contain(filters, run, lines, band, key)? {
+                    continue;
+                }
+            }
             cut |= postings_of(self.blocks(), run, band, key, after, cap, out)?;
         }
         let dead = self.dead();
@@ -184,11 +203,17 @@ impl RunsView for Option<ReadRuns> {
     }
 }
 
+/// The filter rows table of a read transaction.
+type ReadFilters = redb::ReadOnlyTable<(u32, u32, u32), &'static [u8]>;
+
 /// The run tables of a read transaction.
 pub struct ReadRuns {
     blocks: redb::ReadOnlyTable<(u32, u32, u64, u64), &'static [u8]>,
     list: Vec<(u32, u64)>,
     dead: redb::ReadOnlyTable<u64, ()>,
+    filters: Option<ReadFilters>,
+    /// (run, filter lines per band), by run.
+    lines: Vec<(u32, u64)>,
 }
 
 impl ReadRuns {
@@ -202,10 +227,18 @@ impl ReadRuns {
         };
         let runs = txn.open_table(RUNS)?;
         let dead = txn.open_table(DEAD_IDS)?;
+        // Files written before run filters have none: every run is read.
+        let (filters, lines) = match txn.open_table(RUN_FILTER_LINES) {
+            Ok(sizes) => (Some(txn.open_table(RUN_FILTERS)?), read_list(&sizes)?),
+            Err(redb::TableError::TableDoesNotExist(_)) => (None, Vec::new()),
+            Err(err) => return Err(err.into()),
+        };
         Ok(Some(Self {
             blocks,
             list: read_list(&runs)?,
             dead,
+            filters,
+            lines,
         }))
     }
 
@@ -217,8 +250,15 @@ impl ReadRuns {
 
 impl RunTables for ReadRuns {
     type Blocks = redb::ReadOnlyTable<(u32, u32, u64, u64), &'static [u8]>;
+    type Filters = ReadFilters;
     fn blocks(&self) -> &Self::Blocks {
         &self.blocks
+    }
+    fn filters(&self) -> Option<&Self::Filters> {
+        self.filters.as_ref()
+    }
+    fn filter_lines(&self, run: u32) -> Option<u64> {
+        lines_of(&self.lines, run)
     }
     fn list(&self) -> &[(u32, u64)] {
         &self.list
@@ -235,6 +275,14 @@ pub(super) fn read_list(runs: &impl ReadableTable<u32, u64>) -> Result<Vec<(u32,
         list.push((run.value(), postings.value()));
     }
     Ok(list)
+}
+
+/// The entry of `run` in a list sorted by run.
+pub(super) fn lines_of(lines: &[(u32, u64)], run: u32) -> Option<u64> {
+    lines
+        .binary_search_by_key(&run, |e| e.0)
+        .ok()
+        .map(|i| lines[i].1)
 }
 
 /// The dead ids of a snapshot.
