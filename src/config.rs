@@ -6,6 +6,7 @@
 //! reopened database never depends on the tuner of the build that opens it.
 
 use crate::shingle::{ShingleConfig, ShingleKind, Shingler};
+use crate::sketch::ensemble::Ensemble;
 use crate::sketch::lsh::{tune, Banding, TuneGoal};
 use crate::sketch::minhash::{MinHashConfig, MinHasher};
 use crate::{Error, Result};
@@ -37,6 +38,9 @@ pub struct Config {
     pub simhash_max_distance: Option<u32>,
     /// Whether documents' raw text is kept (for `get` and export).
     pub store_text: bool,
+    /// Whether the containment index (LSH Ensemble, for
+    /// [`crate::ContainmentQuery`]) is kept.
+    pub containment: bool,
 }
 
 impl Config {
@@ -51,6 +55,7 @@ impl Config {
             banding: None,
             simhash_max_distance: None,
             store_text: false,
+            containment: false,
         }
     }
 
@@ -81,6 +86,14 @@ impl Config {
     /// Keeps (or not) each document's raw text.
     pub fn store_text(mut self, store: bool) -> Self {
         self.store_text = store;
+        self
+    }
+
+    /// Keeps (or not) the containment index: one posting per prefix tree
+    /// (32 with 128 values) per document, for fast containment queries
+    /// ([`crate::Query::containment`]); without it they scan every set.
+    pub fn containment(mut self, on: bool) -> Self {
+        self.containment = on;
         self
     }
 
@@ -117,6 +130,11 @@ impl Config {
             rows: banding.rows(),
             simhash_blocks,
             store_text: self.store_text,
+            containment: if self.containment {
+                Some(Ensemble::for_num_perm(n)?)
+            } else {
+                None
+            },
         })
     }
 }
@@ -155,6 +173,11 @@ pub struct Settings {
     pub simhash_blocks: Option<u32>,
     /// Whether raw text is stored.
     pub store_text: bool,
+    /// The containment index's shape, or `None` when off. Not part of the
+    /// postcard struct: the settings record appends it only when on, so a
+    /// file without it reads as before (`store::meta`, `docs/format.md`).
+    #[serde(skip)]
+    pub containment: Option<Ensemble>,
 }
 
 impl Settings {
@@ -174,7 +197,7 @@ impl Settings {
         &self,
         other: &Settings,
     ) -> Option<(&'static str, String, String)> {
-        let fields: [(&'static str, String, String); 7] = [
+        let fields: [(&'static str, String, String); 8] = [
             (
                 "shingle",
                 format!("{:?}", self.shingle),
@@ -201,6 +224,11 @@ impl Settings {
                 "store_text",
                 self.store_text.to_string(),
                 other.store_text.to_string(),
+            ),
+            (
+                "containment",
+                format!("{:?}", self.containment),
+                format!("{:?}", other.containment),
             ),
         ];
         fields.into_iter().find(|(_, a, b)| a != b)

@@ -50,14 +50,15 @@ mod store;
 
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
-    AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, Database, DocumentBuf,
-    ExportedDocument, Query, SkippedDocument, Stats, StoredDocument, Unique, DEFAULT_BATCH,
-    DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
+    AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, ContainmentQuery, Database,
+    DocumentBuf, ExportedDocument, Query, SkippedDocument, Stats, StoredDocument, Unique,
+    DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
 pub use pipeline::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 pub use query::{
-    Explain, Groups, Hit, Pair, QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
+    ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult, Explain, Groups, Hit, Pair,
+    QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
 };
 /// The trait a storage backend implements for
 /// [`Database::create_with_backend`] and [`Database::open_with_backend`]:

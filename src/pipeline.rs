@@ -135,6 +135,7 @@ pub struct Pipeline {
     banding: Banding,
     simhash_blocks: Option<u32>,
     store_text: bool,
+    containment: Option<crate::sketch::ensemble::Ensemble>,
 }
 
 impl Pipeline {
@@ -160,12 +161,18 @@ impl Pipeline {
             banding: settings.banding()?,
             simhash_blocks: settings.simhash_blocks,
             store_text: settings.store_text,
+            containment: settings.containment,
         })
     }
 
     /// The banding in force.
     pub fn banding(&self) -> Banding {
         self.banding
+    }
+
+    /// The containment index's shape, when that index is on.
+    pub fn containment(&self) -> Option<crate::sketch::ensemble::Ensemble> {
+        self.containment
     }
 
     /// The signature length.

@@ -168,7 +168,8 @@ fn check_finds_damage_with_exit_code_3() {
         v,
         serde_json::json!({
             "clean": true, "documents": 11, "postings": 11 * bands,
-            "simhash_postings": 0, "storage_ok": null, "problem_count": 0, "problems": [],
+            "simhash_postings": 0, "containment_postings": 0, "storage_ok": null,
+            "problem_count": 0, "problems": [],
         })
     );
 

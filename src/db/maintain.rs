@@ -4,6 +4,7 @@ use super::{Database, Pipeline};
 use crate::config::Settings;
 use crate::sketch::lsh::{tune, TuneGoal};
 use crate::store::codec::{self, SignatureRecord};
+use crate::store::containment;
 use crate::store::meta;
 use crate::store::runs::RunTables;
 use crate::store::runs::{RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_FILTERS, RUN_FILTER_LINES};
@@ -25,6 +26,8 @@ pub struct CheckReport {
     pub postings: u64,
     /// SimHash block postings walked (as [`Stats::simhash_postings`]).
     pub simhash_postings: u64,
+    /// Containment index postings (as [`Stats::containment_postings`]).
+    pub containment_postings: u64,
     /// Whether the storage engine's own check of every page checksum
     /// passed; `None` when it was not run (see [`Database::check_pages`]).
     pub storage_ok: Option<bool>,
@@ -64,6 +67,9 @@ pub struct Stats {
     pub postings: u64,
     /// SimHash block postings (0 without a SimHash index).
     pub simhash_postings: u64,
+    /// Containment index postings, one per prefix tree per document (0
+    /// without a containment index).
+    pub containment_postings: u64,
     /// `histogram[i]` = buckets holding 2^i to 2^(i+1) − 1 documents.
     pub histogram: Vec<u64>,
     /// The largest buckets as (band, bucket key, documents), largest first.
@@ -127,6 +133,11 @@ impl Database {
                 Vec::new(),
             );
             let mut expected_postings = 0u64;
+            let containment = match pipeline.containment() {
+                Some(ensemble) => Some((ensemble, containment::open_read(&txn)?)),
+                None => None,
+            };
+            let mut containment_problems = Vec::new();
             for entry in tables.keys.iter()? {
                 let (key, id) = entry?;
                 let (key, id) = (key.value().to_owned(), id.value());
@@ -180,6 +191,23 @@ impl Database {
                         set.len()
                     ));
                 }
+                if let Some((ensemble, table)) = &containment {
+                    match table {
+                        Some(table) => containment::check_document(
+                            table,
+                            ensemble,
+                            id,
+                            &record,
+                            &mut containment_problems,
+                        )?,
+                        None => containment_problems.push(format!(
+                            "document {id} is missing from the containment index"
+                        )),
+                    }
+                    for problem in containment_problems.drain(..) {
+                        report.problem(problem);
+                    }
+                }
                 pipeline.index_keys(&record, &mut band_keys, &mut blocks);
                 expected_postings += (band_keys.len() + blocks.len()) as u64;
                 for (band, &key) in band_keys.iter().enumerate() {
@@ -226,6 +254,18 @@ impl Database {
                 report.postings += 1;
             }
             report.simhash_postings = tables.blocks.len()?;
+            if let Some((ensemble, Some(table))) = &containment {
+                report.containment_postings = table.len()?;
+                let expected = report.documents * ensemble.trees() as u64;
+                if report.containment_postings != expected {
+                    report.problem(format!(
+                        "{} containment postings for {} documents of {} trees (expected {expected})",
+                        report.containment_postings,
+                        report.documents,
+                        ensemble.trees()
+                    ));
+                }
+            }
             if report.postings + report.simhash_postings != expected_postings {
                 self.find_stray_postings(&tables, report)?;
             }
@@ -423,6 +463,9 @@ impl Database {
                 record_bucket(&mut stats, bucket, size);
             }
             stats.simhash_postings = tables.blocks.len()?;
+            if let Some(table) = containment::open_read(&txn)? {
+                stats.containment_postings = table.len()?;
+            }
             stats
                 .largest
                 .sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));

@@ -12,6 +12,7 @@
 
 mod batch;
 mod bulk;
+mod containment;
 mod labels;
 mod maintain;
 mod open;
@@ -24,6 +25,7 @@ pub use batch::Batch;
 pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
 };
+pub use containment::ContainmentQuery;
 pub use labels::MAX_LABEL_BYTES;
 pub use maintain::{CheckReport, Stats};
 pub use open::Builder;

@@ -1,6 +1,7 @@
 //! [`Query`]: a query being built on a [`Database`], and run in a read
 //! snapshot by the planner of `query/`.
 
+use super::containment::ContainmentQuery;
 use super::Database;
 use crate::query::plan::{self, PlanOptions};
 use crate::query::simhash;
@@ -98,6 +99,22 @@ impl<'db> Query<'db> {
     pub fn max_bucket(mut self, n: usize) -> Self {
         self.options.max_bucket = n.max(1);
         self
+    }
+
+    /// Containment search instead: stored documents holding at least a
+    /// fraction `threshold` (in (0, 1]) of the query's shingles, with their
+    /// exact containment and Jaccard similarity — for finding where a
+    /// passage came from. Keeps this query's [`Query::limit`] and
+    /// [`Query::max_bucket`]; the threshold is checked by
+    /// [`ContainmentQuery::run`].
+    pub fn containment(self, threshold: f64) -> ContainmentQuery<'db> {
+        ContainmentQuery::new(
+            self.db,
+            self.input,
+            threshold,
+            self.options.limit,
+            self.options.max_bucket,
+        )
     }
 
     /// Runs the query in a read snapshot.

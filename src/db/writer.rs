@@ -4,9 +4,11 @@
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
+use crate::store::codec::SignatureRecord;
+use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
-use crate::store::tables::{Index, WriteTables};
+use crate::store::tables::{Index, Reader, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
 
@@ -17,6 +19,8 @@ pub(crate) struct Writer<'t, 'p> {
     meta: Table<'t, &'static str, &'static [u8]>,
     next_id: u64,
     pipeline: &'p Pipeline,
+    /// The containment index, when the settings keep one.
+    containment: Option<ContainmentWriter<'t>>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -28,6 +32,10 @@ impl<'t, 'p> Writer<'t, 'p> {
             meta: meta_table,
             next_id,
             pipeline,
+            containment: match pipeline.containment() {
+                Some(ensemble) => Some(ContainmentWriter::open(txn, ensemble)?),
+                None => None,
+            },
         })
     }
 
@@ -41,7 +49,11 @@ impl<'t, 'p> Writer<'t, 'p> {
     pub fn insert(&mut self, doc: &Prepared) -> Result<bool> {
         let replaced = self.remove(&doc.key)?;
         let id = self.new_id();
-        self.tables.put(id, &doc.encode())?;
+        let encoded = doc.encode();
+        self.tables.put(id, &encoded)?;
+        if let Some(containment) = &mut self.containment {
+            containment.put(id, encoded.signature)?;
+        }
         Ok(replaced)
     }
 
@@ -70,11 +82,13 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut keys = Vec::with_capacity(order.len());
+        let mut stored = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         let pipeline = self.pipeline;
         for i in order {
             let doc = docs[i];
             if let Some(old) = self.tables.id_of(&doc.key)? {
+                self.unindex_containment(old)?;
                 self.tables
                     .delete(old, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
                 replaced += 1;
@@ -83,6 +97,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             keys.push((doc.key.as_str(), id));
+            stored.push((id, encoded.signature));
             postings.extend(
                 doc.band_keys
                     .iter()
@@ -99,6 +114,9 @@ impl<'t, 'p> Writer<'t, 'p> {
         postings.sort_unstable();
         blocks.sort_unstable();
         self.tables.put_run(&keys, postings, &blocks)?;
+        if let Some(containment) = &mut self.containment {
+            containment.put_many(stored.into_iter())?;
+        }
         Ok(replaced)
     }
 
@@ -107,10 +125,23 @@ impl<'t, 'p> Writer<'t, 'p> {
         let Some(id) = self.tables.id_of(key)? else {
             return Ok(false);
         };
+        self.unindex_containment(id)?;
         let pipeline = self.pipeline;
         self.tables
             .delete(id, key, |r, b, s| pipeline.index_keys(r, b, s))?;
         Ok(true)
+    }
+
+    /// Removes document `id`'s containment postings (recomputed from its
+    /// signature record), when the index is on; call before deleting it.
+    fn unindex_containment(&mut self, id: u64) -> Result<()> {
+        if let Some(containment) = &mut self.containment {
+            let mut record = SignatureRecord::default();
+            if self.tables.signature_into(id, &mut record)? {
+                containment.remove(id, &record)?;
+            }
+        }
+        Ok(())
     }
 
     /// Inserts `doc` unless a stored document other than its own key is a

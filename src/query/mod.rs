@@ -5,10 +5,12 @@
 //! `Database` façade in `db/` opens the snapshots and calls in. So this
 //! folder depends on `store` and `pipeline`, never on `db`.
 
+pub(crate) mod containment;
 pub(crate) mod pairs;
 pub(crate) mod plan;
 pub(crate) mod simhash;
 
+pub use containment::{ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult};
 pub use pairs::{Groups, Pair};
 pub use plan::{Explain, TruncatedBucket, DEFAULT_MAX_BUCKET};
 pub use simhash::SimHashHit;

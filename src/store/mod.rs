@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod codec;
+pub mod containment;
 pub mod meta;
 pub mod runs;
 pub mod schema;

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 /// Create an empty database.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Example:\n  lshdb create pages.lshdb --threshold 0.8 --shingle word:3 --store-text"
+    after_help = "Examples:\n  lshdb create pages.lshdb --threshold 0.8 --shingle word:3 --store-text\n  \
+                  lshdb create pages.lshdb --containment   # also fast `query --containment`"
 )]
 pub struct CreateArgs {
     /// The database file to create (must not exist).
@@ -38,6 +39,10 @@ pub struct CreateArgs {
     /// Keep each document's text (for `get` and `export`).
     #[arg(long)]
     store_text: bool,
+    /// Keep the containment index (LSH Ensemble): fast `query
+    /// --containment`, at one more posting per prefix tree (32) per document.
+    #[arg(long)]
+    containment: bool,
     /// One JSON object with the settings, as `stats --json` gives them.
     #[arg(long)]
     json: bool,
@@ -47,7 +52,8 @@ pub fn create(args: &CreateArgs) -> CmdResult {
     let mut config = Config::jaccard(args.threshold)
         .num_perm(args.num_perm)
         .shingle(args.shingle)
-        .store_text(args.store_text);
+        .store_text(args.store_text)
+        .containment(args.containment);
     if let (Some(b), Some(r)) = (args.bands, args.rows) {
         config = config.bands(b, r);
     }
@@ -62,7 +68,7 @@ pub fn create(args: &CreateArgs) -> CmdResult {
         return Ok(Outcome::Ok);
     }
     line(format_args!(
-        "created {}: {}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}",
+        "created {}: {}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}{}",
         args.file.display(),
         s.shingle.kind,
         s.minhash.num_perm,
@@ -75,8 +81,16 @@ pub fn create(args: &CreateArgs) -> CmdResult {
             "off"
         },
         if s.store_text { "stored" } else { "not stored" },
+        containment_words(s),
     ));
     Ok(Outcome::Ok)
+}
+
+/// `, containment index (T trees × D)` when the index is on.
+fn containment_words(s: &lshdb::Settings) -> String {
+    s.containment.map_or(String::new(), |e| {
+        format!(", containment index ({} trees × {})", e.trees(), e.depth())
+    })
 }
 
 /// The settings as `stats --json` and `create --json` print them.
@@ -90,6 +104,11 @@ fn settings_json(s: &lshdb::Settings) -> serde_json::Value {
         "rows": s.rows,
         "simhash_max_distance": s.simhash_max_distance(),
         "store_text": s.store_text,
+        "containment": s.containment.map(|e| json!({
+            "trees": e.trees(),
+            "depth": e.depth(),
+            "classes_per_octave": e.classes_per_octave(),
+        })),
     })
 }
 
@@ -126,6 +145,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
             "run_postings": stats.run_postings,
             "fresh_postings": stats.fresh_postings,
             "simhash_postings": stats.simhash_postings,
+            "containment_postings": stats.containment_postings,
             "bucket_size_histogram": stats.histogram.iter().enumerate().map(|(i, n)| json!({
                 "min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n
             })).collect::<Vec<_>>(),
@@ -141,7 +161,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         stats.documents, stats.file_bytes, stats.mean_shingles
     ));
     line(format_args!(
-        "config      {}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}",
+        "config      {}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}",
         s.shingle.kind,
         s.minhash.num_perm,
         s.minhash.scheme,
@@ -151,10 +171,18 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         s.simhash_max_distance()
             .map_or("off".to_owned(), |d| format!("≤ {d} bits")),
         if s.store_text { "stored" } else { "not stored" },
+        containment_words(s),
     ));
     line(format_args!(
-        "buckets     {} non-empty, {} postings, {} SimHash postings",
-        stats.buckets, stats.postings, stats.simhash_postings
+        "buckets     {} non-empty, {} postings, {} SimHash postings{}",
+        stats.buckets,
+        stats.postings,
+        stats.simhash_postings,
+        if s.containment.is_some() {
+            format!(", {} containment postings", stats.containment_postings)
+        } else {
+            String::new()
+        }
     ));
     line(format_args!(
         "storage     {} posting run(s) holding {} postings, {} fresh postings",
@@ -208,6 +236,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             "documents": report.documents,
             "postings": report.postings,
             "simhash_postings": report.simhash_postings,
+            "containment_postings": report.containment_postings,
             "storage_ok": report.storage_ok,
             "problem_count": report.problem_count,
             "problems": report.problems,
@@ -275,22 +304,36 @@ pub fn compact(args: &CompactArgs) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-/// Re-band the index for a new threshold, from the stored signatures.
+/// Re-band the index for a new threshold, and build or drop the
+/// containment index, from the stored signatures.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb rebuild pages.lshdb --threshold 0.6")]
+#[command(
+    after_help = "Examples:\n  lshdb rebuild pages.lshdb --threshold 0.6\n  \
+                  lshdb rebuild pages.lshdb --containment      # build the containment index\n  \
+                  lshdb rebuild pages.lshdb --no-containment   # drop it"
+)]
+#[command(group = clap::ArgGroup::new("what").required(true).multiple(true)
+    .args(["threshold", "containment", "no_containment"]))]
 pub struct RebuildArgs {
     /// The database file.
     file: PathBuf,
     /// The new index threshold.
     #[arg(long, value_parser = parse_threshold)]
-    threshold: f64,
-    /// Number of bands (with --rows; otherwise tuned).
-    #[arg(long, requires = "rows")]
+    threshold: Option<f64>,
+    /// Build (or rebuild) the containment index for `query --containment`.
+    #[arg(long, conflicts_with = "no_containment")]
+    containment: bool,
+    /// Drop the containment index (containment queries then scan).
+    #[arg(long)]
+    no_containment: bool,
+    /// Number of bands (with --threshold and --rows; otherwise tuned).
+    #[arg(long, requires_all = ["rows", "threshold"])]
     bands: Option<usize>,
     /// Rows per band (with --bands).
     #[arg(long, requires = "bands")]
     rows: Option<usize>,
-    /// One JSON object: {"threshold": T, "bands": B, "rows": R}.
+    /// One JSON object: {"threshold": T, "bands": B, "rows": R,
+    /// "containment": bool}.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -299,17 +342,34 @@ pub struct RebuildArgs {
 
 pub fn rebuild(args: &RebuildArgs) -> CmdResult {
     let mut db = open_waiting(&args.file, &args.wait)?;
-    let bar = crate::output::spinner("rebanding");
-    db.reband(args.threshold, args.bands.zip(args.rows))?;
-    bar.finish_and_clear();
+    if let Some(threshold) = args.threshold {
+        let bar = crate::output::spinner("rebanding");
+        db.reband(threshold, args.bands.zip(args.rows))?;
+        bar.finish_and_clear();
+    }
+    if args.containment {
+        let bar = crate::output::spinner("building the containment index");
+        db.build_containment_index()?;
+        bar.finish_and_clear();
+    } else if args.no_containment {
+        db.drop_containment_index()?;
+    }
     let s = db.settings();
     if args.json {
-        json(&json!({"threshold": s.threshold, "bands": s.bands, "rows": s.rows}));
+        json(&json!({
+            "threshold": s.threshold,
+            "bands": s.bands,
+            "rows": s.rows,
+            "containment": s.containment.is_some(),
+        }));
         return Ok(Outcome::Ok);
     }
     line(format_args!(
-        "rebuilt: threshold {}, {} bands × {} rows",
-        s.threshold, s.bands, s.rows
+        "rebuilt: threshold {}, {} bands × {} rows{}",
+        s.threshold,
+        s.bands,
+        s.rows,
+        containment_words(s)
     ));
     Ok(Outcome::Ok)
 }

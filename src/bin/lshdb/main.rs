@@ -9,6 +9,7 @@
 mod add;
 mod admin;
 mod args;
+mod containment;
 mod dedup;
 mod docs;
 mod input;

@@ -19,6 +19,7 @@ use std::path::PathBuf;
                         lshdb query pages.lshdb --key https://a.example/1 --top 10 --explain\n  \
                         lshdb query pages.lshdb --file a.txt --threshold 1   # exact duplicates\n  \
                         lshdb query pages.lshdb --text 'some text' --simhash 3\n  \
+                        lshdb query pages.lshdb --file passage.txt --containment 0.8   # where it came from\n  \
                         lshdb query pages.lshdb --jsonl queries.jsonl > results.jsonl"
 )]
 pub struct Args {
@@ -54,6 +55,16 @@ pub struct Args {
     /// query's (a database created with --simhash).
     #[arg(long, value_name = "D", conflicts_with_all = ["threshold", "top", "jsonl", "explain"])]
     simhash: Option<u32>,
+    /// Containment search: documents holding at least this fraction T of
+    /// the query's shingles (|Q ∩ X| / |Q| ≥ T, T in (0, 1]), for finding
+    /// where a passage came from; prints containment, Jaccard and key.
+    #[arg(long, value_name = "T", value_parser = parse_query_threshold,
+          conflicts_with_all = ["threshold", "top", "simhash"])]
+    containment: Option<f64>,
+    /// With --containment: compare the query with every stored set instead
+    /// of probing the containment index (exact recall, linear time).
+    #[arg(long, requires = "containment")]
+    exhaustive: bool,
     /// Exit with 0 also when nothing is found.
     #[arg(long)]
     allow_empty: bool,
@@ -134,6 +145,15 @@ pub fn run(args: &Args) -> CmdResult {
     };
     if let Some(distance) = args.simhash {
         return run_simhash(args, &label, args.configure(query), distance);
+    }
+    if let Some(t) = args.containment {
+        let result = args
+            .configure(query)
+            .containment(t)
+            .exhaustive(args.exhaustive)
+            .run()?;
+        crate::containment::print(&label, t, &result, args.json, args.explain);
+        return Ok(args.outcome(!result.hits.is_empty()));
     }
     let result = args.configure(query).run()?;
     if args.json {
@@ -221,10 +241,30 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
                         continue;
                     }
                 };
-                match args.configure(query).run() {
-                    Ok(result) => {
-                        found |= !result.hits.is_empty();
-                        json(&result_json(&json!(record.key), &result, args.explain));
+                let label = json!(record.key);
+                let answered_one = match args.containment {
+                    Some(t) => args
+                        .configure(query)
+                        .containment(t)
+                        .exhaustive(args.exhaustive)
+                        .run()
+                        .map(|result| {
+                            json(&crate::containment::result_json(
+                                &label,
+                                t,
+                                &result,
+                                args.explain,
+                            ));
+                            !result.hits.is_empty()
+                        }),
+                    None => args.configure(query).run().map(|result| {
+                        json(&result_json(&label, &result, args.explain));
+                        !result.hits.is_empty()
+                    }),
+                };
+                match answered_one {
+                    Ok(hit) => {
+                        found |= hit;
                         answered += 1;
                         crate::interrupt::note_progress(format!(
                             "{answered} result line(s) printed"
