@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up the dataset-dedup peers for tools/bench/dedup_peers.py (idempotent,
 # quiet on success): tools/.venv-dedup (git-ignored) with exactly
-# text-dedup==0.4.1 and datatrove[processing]==0.10.1.
+# text-dedup==0.4.1 and datatrove[processing]==0.10.1, plus orjson (which
+# datatrove's JsonlReader needs but no extra short of [io] brings).
 #
-# text-dedup 0.4.1 needs Python >= 3.12 (0.4.0 and older are 3.10-era
-# releases), so the venv is made with python3.12: $PYTHON, else python3.12
+# text-dedup 0.4.1 declares Requires-Python >= 3.12 (on 3.11 pip offers at
+# most 0.4.0), so the venv is made with python3.12: $PYTHON, else python3.12
 # on PATH, else pyenv's newest 3.12.
 # Usage: bash tools/bench/setup_dedup_peers.sh
 set -euo pipefail
@@ -12,7 +13,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tools="$(dirname "$here")"
 venv="$tools/.venv-dedup"
-pins=("text-dedup==0.4.1" "datatrove[processing]==0.10.1")
+pins=("text-dedup==0.4.1" "datatrove[processing]==0.10.1" orjson)
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
@@ -49,7 +50,7 @@ import importlib.metadata as md
 want = {"text-dedup": "0.4.1", "datatrove": "0.10.1"}
 for name, ver in want.items():
     assert md.version(name) == ver, name
-import text_dedup.minhash, datatrove.pipeline.dedup.minhash, xxhash  # noqa: F401
+import text_dedup.minhash, datatrove.pipeline.dedup.minhash, xxhash, orjson  # noqa: F401
 PY
 then
     run_quiet "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}"
