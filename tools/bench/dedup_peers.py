@@ -111,7 +111,11 @@ def _tree_sample(pid, cpu_seen):
     return total
 
 
-def measure(cmd, *, env=None, cwd=None, log=None):
+class TimedOut(Exception):
+    pass
+
+
+def measure(cmd, *, env=None, cwd=None, log=None, timeout=None):
     """Run cmd; return wall seconds, CPU seconds, peak RSS of the process
     tree (sampled every 20 ms) and the largest single-process peak RSS
     (getrusage). CPU is user + sys of the process and its waited-for
@@ -120,7 +124,22 @@ def measure(cmd, *, env=None, cwd=None, log=None):
     such as a multiprocessing forkserver's workers, less their last 20 ms)."""
     out = open(log, "wb") if log else subprocess.DEVNULL
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    # A session of its own, so that a run over the time limit is ended with
+    # all its worker processes (its process group, by its id).
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    timed_out = threading.Event()
+
+    def stop():
+        timed_out.set()
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(timeout, stop) if timeout else None
+    if timer:
+        timer.start()
     peak = [0]
     cpu_seen = {}
     done = threading.Event()
@@ -136,7 +155,13 @@ def measure(cmd, *, env=None, cwd=None, log=None):
     wall = time.perf_counter() - start
     done.set()
     t.join()
+    if timer:
+        timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if timed_out.is_set():
+        if log:
+            out.close()
+        raise TimedOut(f"over the time limit of {timeout:.0f} s")
     if log:
         out.close()
     if proc.returncode != 0:
@@ -305,7 +330,7 @@ def run_lshdb_dedup(args, work, prep, run_dir):
     dropped = os.path.join(run_dir, "dropped.jsonl")
     cmd = [args.lshdb, "dedup", args.corpus, "--id-field", "id", "--threshold", str(args.threshold),
            "--out", kept, "--dropped", dropped, "--json"]
-    m = measure(cmd, log=os.path.join(run_dir, "log.txt"))
+    m = measure(cmd, log=os.path.join(run_dir, "log.txt"), timeout=args.timeout)
     with open(dropped) as f:
         m["dropped_ids"] = [json.loads(line)["id"] for line in f if line.strip()]
     m["command"] = " ".join(cmd)
@@ -317,7 +342,7 @@ def run_lshdb_add(args, work, prep, run_dir):
     subprocess.run([args.lshdb, "create", db, "--threshold", str(args.threshold)], check=True,
                    stdout=subprocess.DEVNULL)
     cmd = [args.lshdb, "add", db, "--jsonl", args.corpus]
-    m = measure(cmd, log=os.path.join(run_dir, "log.txt"))
+    m = measure(cmd, log=os.path.join(run_dir, "log.txt"), timeout=args.timeout)
     os.remove(db)
     m["dropped_ids"] = None
     m["command"] = f"lshdb create DB --threshold {args.threshold} (not timed); " + " ".join(cmd)
@@ -364,7 +389,8 @@ enable_profiling = false
     with open(os.path.join(run_dir, "config.toml"), "w") as f:
         f.write(toml)
     cmd = [args.peer_python, "-m", "text_dedup.minhash"]
-    m = measure(cmd, env=peer_env(run_dir), cwd=run_dir, log=os.path.join(run_dir, "log.txt"))
+    m = measure(cmd, env=peer_env(run_dir), cwd=run_dir, log=os.path.join(run_dir, "log.txt"),
+                timeout=args.timeout)
     # The kept ids, read back from its output (not timed).
     res = subprocess.run([args.peer_python, "-c",
                           "import sys, json\nfrom datasets import load_from_disk\n"
@@ -381,7 +407,7 @@ def run_datatrove(args, work, prep, run_dir):
            "--input-dir", os.path.dirname(prep["shards"][0]), "--run-dir", run_dir,
            "--bands", str(args.bands), "--rows", str(args.rows), "--workers", str(args.workers),
            "--tasks", str(len(prep["shards"]))]
-    m = measure(cmd, env=peer_env(run_dir), log=os.path.join(run_dir, "log.txt"))
+    m = measure(cmd, env=peer_env(run_dir), log=os.path.join(run_dir, "log.txt"), timeout=args.timeout)
     kept = set()
     kept_dir = os.path.join(run_dir, "kept")
     for name in sorted(os.listdir(kept_dir)):
@@ -489,6 +515,9 @@ def table(results, systems):
         cells = []
         for s in systems:
             v = results[s].get(key)
+            if results[s].get("unfinished") and key == "wall_s":
+                cells.append(f"> {results[s]['unfinished_after_s']:,.0f} (stopped)")
+                continue
             cells.append(fmt(v, nd if nd is not None else 0) if v is not None else "–")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     base = results.get("lshdb-dedup")
@@ -532,6 +561,9 @@ def main():
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="processes the peers may use (default: all cores)")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=1800,
+                   help="seconds one run may take; a system over it is reported as not finished "
+                        "and not run again")
     p.add_argument("--systems", default=",".join(SYSTEMS))
     p.add_argument("--work", default=os.path.join(ROOT, "tools", "data", "dedup-peers"))
     p.add_argument("--json-out", default=None)
@@ -566,14 +598,23 @@ def main():
           f"peers {args.bands} x {args.rows}", file=sys.stderr)
 
     per_run = {s: [] for s in systems}
+    unfinished = {}
     for r in range(args.runs):
         for s in systems:
+            if s in unfinished:
+                continue
             run_dir = os.path.join(work, "runs", f"{s}-{r}")
             shutil.rmtree(run_dir, ignore_errors=True)
             os.makedirs(run_dir)
             with open("/proc/loadavg") as f:
                 load = float(f.read().split()[0])
-            m = RUNNERS[s](args, work, prep, run_dir)
+            try:
+                m = RUNNERS[s](args, work, prep, run_dir)
+            except TimedOut as e:
+                unfinished[s] = str(e)
+                print(f"run {r + 1}/{args.runs} {s}: {e}; stopped", file=sys.stderr)
+                shutil.rmtree(run_dir, ignore_errors=True)
+                continue
             m["loadavg_1m_before"] = load
             if m["dropped_ids"] is not None:
                 m.update(score(truth, prep["ids"], m["dropped_ids"]))
@@ -590,6 +631,9 @@ def main():
 
     results = {}
     for s, runs in per_run.items():
+        if not runs:
+            results[s] = {"unfinished": unfinished.get(s), "unfinished_after_s": args.timeout, "runs": []}
+            continue
         med = {}
         for key in runs[0]:
             vals = [r[key] for r in runs]
@@ -625,6 +669,7 @@ def main():
         "cpu_count": os.cpu_count(),
         "runs": args.runs,
         "date": time.strftime("%Y-%m-%d %H:%M"),
+        "timeout_s": args.timeout,
         "results": results,
     }
     out = args.json_out or os.path.join(work, "results.json")
