@@ -51,6 +51,8 @@ prefix filtering), at the same threshold. Scores, the same for every tool
                        the dropped document is represented in the output
   dropped, no near-dup share of D with no exact near-duplicate at all
   lost components      components of >= 2 documents with no member kept
+  pairs left           exact pairs (J >= T) with both documents kept: the
+                       near-duplicates still in the output
 
 Usage (after `cargo build --release` and `bash tools/bench/setup_dedup_peers.sh`):
 
@@ -310,6 +312,7 @@ def score(truth, ids, dropped_ids):
     comp_should = sum(s - 1 for s in truth["sizes"].values())
     comp_hit = sum(min(k, truth["sizes"][c] - 1) for c, k in per_comp.items())
     lost = sum(1 for c, k in per_comp.items() if truth["sizes"][c] >= 2 and k == truth["sizes"][c])
+    left = sum(1 for i in range(n) if kept[i] for j in nbrs[i] if j > i and kept[j])
     return {
         "dropped": len(dropped),
         "recall_first": len(dropped & first) / len(first) if first else 1.0,
@@ -317,6 +320,7 @@ def score(truth, ids, dropped_ids):
         "precision": represented / len(dropped) if dropped else 1.0,
         "dropped_without_any_near_duplicate": no_nbr,
         "lost_components": lost,
+        "pairs_left": left,
     }
 
 
@@ -509,6 +513,7 @@ def table(results, systems):
         ("precision (kept near-dup)", "precision", 4, "score"),
         ("dropped without any near-dup", "dropped_without_any_near_duplicate", None, None),
         ("components with none kept", "lost_components", None, None),
+        ("near-dup pairs left in the output", "pairs_left", None, None),
     ]
     lines = ["| | " + " | ".join(systems) + " |", "|---|" + "---:|" * len(systems)]
     for label, key, nd, _ in rows:
