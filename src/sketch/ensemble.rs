@@ -68,7 +68,8 @@ const SIMPSON_INTERVALS: usize = 64;
 /// use lshdb::sketch::ensemble::Ensemble;
 /// let e = Ensemble::for_num_perm(128)?;
 /// assert_eq!((e.trees(), e.depth()), (32, 4));
-/// assert_eq!(e.class_of(1000), e.class_of(1200));
+/// assert_eq!(e.class_of(1100), e.class_of(1150)); // within a factor of √2
+/// assert_ne!(e.class_of(1000), e.class_of(1500));
 /// # Ok::<(), lshdb::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
