@@ -184,22 +184,28 @@ fn insert_unique_many_decides_as_one_call_per_document() {
     let dir = tempfile::tempdir().unwrap();
     let one = Database::create(dir.path().join("one.lshdb"), Config::jaccard(0.7)).unwrap();
     let many = Database::create(dir.path().join("many.lshdb"), Config::jaccard(0.7)).unwrap();
-    let base = "the index keeps near duplicates out of the corpus while it grows, \
-                one document at a time, and says which stored one each copy matches";
-    // Families of edited copies, interleaved, with an empty and a repeated
-    // key among them.
+    // Families of edited copies (one word of 25 changed), interleaved.
     let mut docs: Vec<(String, String)> = Vec::new();
     for i in 0..60 {
         let family = i % 7;
-        let text = format!(
-            "{family} {} {}",
-            change(base, &[i % 5], "CHANGED"),
-            family * 31
-        );
+        let base: Vec<String> = (0..25).map(|j| format!("word{family}x{j}")).collect();
+        let text = change(&base.join(" "), &[i % 5 * 3], "CHANGED");
         docs.push((format!("k{i}"), text));
     }
     docs.push(("empty".into(), String::new()));
     docs.push(("k3".into(), docs[10].1.clone()));
+    // Stored before: a near-duplicate of family 2, and a key the batch
+    // writes again (the one-by-one way inside `insert_unique_many`).
+    for db in [&one, &many] {
+        db.insert("stored-2", docs[2].1.as_str()).unwrap();
+        db.insert(
+            "stored-x",
+            "an unrelated stored text about gardening and tomatoes",
+        )
+        .unwrap();
+    }
+    docs.push(("stored-x".into(), docs[4].1.clone()));
+    docs.push(("after".into(), docs[5].1.clone()));
     let mut batch = one.batch().unwrap();
     let singly: Vec<String> = docs
         .iter()
@@ -226,6 +232,7 @@ fn insert_unique_many_decides_as_one_call_per_document() {
     assert!(together.iter().any(|s| s == "inserted"));
     assert!(together.iter().any(|s| s.starts_with('k')));
     assert!(together.iter().any(|s| s.starts_with("error")));
+    assert!(together.iter().any(|s| s.starts_with("stored-2 ")));
     assert_eq!(one.len().unwrap(), many.len().unwrap());
     assert!(many.check().unwrap().is_clean());
     // A bad threshold is refused before anything is written.

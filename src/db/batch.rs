@@ -68,8 +68,11 @@ impl<'db> Batch<'db> {
 
     /// Dedup-on-write of many documents: [`Batch::insert_unique`] of each
     /// in order (each sees the ones before it), with the documents
-    /// prepared in parallel and the write tables opened once, which is
-    /// several times faster than one call per document. A document that
+    /// prepared in parallel, the write tables opened once, and the
+    /// accepted documents written together as one posting run, which is
+    /// several times faster than one call per document. (Only in buckets
+    /// larger than the query's `max_bucket` can a decision differ from
+    /// one call's.) A document that
     /// cannot be indexed (empty, too large, bad key) gets its error in its
     /// slot and the others go on; a storage error fails the call.
     ///
@@ -102,16 +105,7 @@ impl<'db> Batch<'db> {
             .par_iter()
             .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
             .collect();
-        self.apply(|w| {
-            let mut out = Vec::with_capacity(prepared.len());
-            for doc in prepared {
-                out.push(match doc {
-                    Ok(doc) => Ok(w.insert_unique(&doc, threshold)?),
-                    Err(err) => Err(err),
-                });
-            }
-            Ok(out)
-        })
+        self.apply(|w| w.insert_unique_many(prepared, threshold))
     }
 
     /// Commits every operation durably, at once.

@@ -11,6 +11,7 @@ use crate::store::schema::{meta_keys, META};
 use crate::store::tables::{Index, Reader, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
+use std::collections::HashMap;
 
 /// The tables of a write transaction and the pipeline that derives index
 /// keys.
@@ -169,6 +170,116 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
         self.insert(doc)?;
         Ok(Unique::Inserted)
+    }
+
+    /// [`Writer::insert_unique`] of each document in order, each seeing
+    /// the ones before it — with the accepted documents held in memory
+    /// (a map of their band keys) and written as one run at the end, not
+    /// posting by posting. Decisions are those of one call per document:
+    /// the stored side is the same plan, the held side is verified as
+    /// the plan verifies (`plan::verify_in_memory`), and ties go to the
+    /// lower id, i.e. to stored documents, then to earlier ones. A
+    /// document whose key is stored or held goes the one-by-one way,
+    /// after the held documents are written. Only in buckets above
+    /// `max_bucket` can the decisions differ: held documents count
+    /// against no cap.
+    pub fn insert_unique_many(
+        &mut self,
+        docs: Vec<Result<Prepared>>,
+        threshold: f64,
+    ) -> Result<Vec<Result<Unique>>> {
+        let options = PlanOptions {
+            threshold,
+            limit: Some(1),
+            ..PlanOptions::default()
+        };
+        let mut held: Vec<Prepared> = Vec::new();
+        let mut by_bucket: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+        let mut out = Vec::with_capacity(docs.len());
+        for doc in docs {
+            let doc = match doc {
+                Ok(doc) => doc,
+                Err(err) => {
+                    out.push(Err(err));
+                    continue;
+                }
+            };
+            if held.iter().any(|h| h.key == doc.key) || self.tables.id_of(&doc.key)?.is_some() {
+                self.write_held(&mut held, &mut by_bucket)?;
+                out.push(Ok(self.insert_unique(&doc, threshold)?));
+                continue;
+            }
+            let sketch = crate::pipeline::Sketch {
+                set: doc.set.clone(),
+                signature: doc.signature.clone(),
+                band_keys: doc.band_keys.clone(),
+                simhash: doc.simhash.unwrap_or(0),
+            };
+            let stored = plan::run(&self.tables, self.pipeline, &sketch, &options)?
+                .hits
+                .first()
+                .copied();
+            // The best held near-duplicate: highest similarity, then earliest.
+            let mut candidates: Vec<usize> = doc
+                .band_keys
+                .iter()
+                .enumerate()
+                .filter_map(|(band, &key)| by_bucket.get(&(band, key)))
+                .flatten()
+                .copied()
+                .collect();
+            candidates.sort_unstable();
+            candidates.dedup();
+            let mut best: Option<(usize, f64)> = None;
+            for i in candidates {
+                let other = &held[i];
+                let found = plan::verify_in_memory(
+                    self.pipeline,
+                    (&doc.set, &doc.signature),
+                    (&other.set, &other.signature),
+                    threshold,
+                    options.prune,
+                );
+                if let Some(s) = found {
+                    if best.is_none_or(|(_, b)| s > b) {
+                        best = Some((i, s));
+                    }
+                }
+            }
+            let stored = stored.filter(|&(_, s)| best.is_none_or(|(_, b)| s >= b));
+            if let Some((id, s)) = stored {
+                let hit = plan::resolve(&self.tables, vec![(id, s)])?.remove(0);
+                out.push(Ok(Unique::Duplicate(hit)));
+            } else if let Some((i, s)) = best {
+                out.push(Ok(Unique::Duplicate(crate::query::Hit {
+                    key: held[i].key.clone(),
+                    similarity: s,
+                })));
+            } else {
+                for (band, &key) in doc.band_keys.iter().enumerate() {
+                    by_bucket.entry((band, key)).or_default().push(held.len());
+                }
+                held.push(doc);
+                out.push(Ok(Unique::Inserted));
+            }
+        }
+        self.write_held(&mut held, &mut by_bucket)?;
+        Ok(out)
+    }
+
+    /// Writes the held documents of [`Writer::insert_unique_many`].
+    fn write_held(
+        &mut self,
+        held: &mut Vec<Prepared>,
+        by_bucket: &mut HashMap<(usize, u64), Vec<usize>>,
+    ) -> Result<()> {
+        if !held.is_empty() {
+            let docs: Vec<&Prepared> = held.iter().collect();
+            self.insert_many(&docs)?;
+        }
+        held.clear();
+        by_bucket.clear();
+        Ok(())
     }
 
     /// Writes the id counter; call before committing.

@@ -308,6 +308,35 @@ fn judge(
     Verdict::Verify
 }
 
+/// The similarity of a candidate held in memory (its set and signature)
+/// to the query, decided exactly as [`verify`] decides a stored one:
+/// `Some` when it is at `t` or above (pruned the same way, with `prune`).
+pub(crate) fn verify_in_memory(
+    pipeline: &Pipeline,
+    (set, signature): (&[u32], &[u32]),
+    (other_set, other_signature): (&[u32], &[u32]),
+    t: f64,
+    prune: bool,
+) -> Option<f64> {
+    let verdict = if prune {
+        judge(
+            other_set.len() as u32,
+            other_signature,
+            signature,
+            set.len(),
+            t,
+            prune_margin(t, pipeline.num_perm()),
+            pipeline.is_permutation_scheme(),
+        )
+    } else {
+        Verdict::Verify
+    };
+    match verdict {
+        Verdict::Verify => jaccard_at_least(set, other_set, t),
+        _ => None,
+    }
+}
+
 /// Four standard deviations of a MinHash estimate near threshold `t` with
 /// `n` values (the deviation √(J(1−J)/n) is largest at J = max(t, ½)).
 pub fn prune_margin(t: f64, n: usize) -> f64 {
