@@ -21,6 +21,8 @@ use crate::hash::{mix64, GOLDEN_GAMMA};
 use crate::store::codec::{frame, unframe, Tag};
 use crate::{Error, Result};
 use redb::{ReadableTable, Table, TableDefinition};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// Filter rows: `(run, band, row)` → `Tag::Filter` record of
 /// [`ROW_LINES`] lines.
@@ -80,26 +82,92 @@ pub fn may_contain(
     key: u64,
 ) -> Result<bool> {
     let line = line_of(key, lines);
-    let Some(row) = filters.get(row_key(run, band, line)?)? else {
-        return Ok(false);
+    let row = read_row(filters, row_key(run, band, line)?)?;
+    Ok(row.is_some_and(|bits| line_has(&bits, line, band, key)))
+}
+
+/// A row's checked bits; `None` when the row is not stored (no bit set).
+fn read_row(
+    filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
+    at: (u32, u32, u32),
+) -> Result<Option<Box<[u8; ROW_BYTES]>>> {
+    let (run, band, _) = at;
+    let Some(row) = filters.get(at)? else {
+        return Ok(None);
     };
     let payload =
         unframe(Tag::Filter, row.value()).map_err(|e| super::block::context(e, run, band))?;
-    if payload.len() != ROW_BYTES {
-        return Err(super::block::context(
-            Error::corrupted(format!(
-                "filter record: {} bytes instead of {ROW_BYTES}",
-                payload.len()
-            )),
-            run,
-            band,
-        ));
-    }
+    let bits: Box<[u8; ROW_BYTES]> =
+        payload
+            .to_vec()
+            .into_boxed_slice()
+            .try_into()
+            .map_err(|_| {
+                super::block::context(
+                    Error::corrupted(format!(
+                        "filter record: {} bytes instead of {ROW_BYTES}",
+                        payload.len()
+                    )),
+                    run,
+                    band,
+                )
+            })?;
+    Ok(Some(bits))
+}
+
+/// Whether `line` of a row has every bit of (`band`, `key`).
+fn line_has(row: &[u8; ROW_BYTES], line: u64, band: u32, key: u64) -> bool {
     let at = (line % ROW_LINES) as usize * LINE_BYTES;
-    let bits = &payload[at..at + LINE_BYTES];
-    Ok(bits_of(band, key)
+    let bits = &row[at..at + LINE_BYTES];
+    bits_of(band, key)
         .iter()
-        .all(|&b| bits[usize::from(b / 8)] & (1 << (b % 8)) != 0))
+        .all(|&b| bits[usize::from(b / 8)] & (1 << (b % 8)) != 0)
+}
+
+/// Filter rows read by one transaction, kept for its later look-ups: a
+/// dedup-on-write transaction probes the same few thousand rows again and
+/// again. At most [`RowCache::MAX_ROWS`] rows; emptied whenever a run is
+/// removed (run ids may then be issued again).
+#[derive(Default)]
+pub struct RowCache {
+    rows: RefCell<HashMap<(u32, u32, u32), Option<Box<[u8; ROW_BYTES]>>>>,
+}
+
+impl RowCache {
+    /// Rows kept at most (8 MiB of bits).
+    pub const MAX_ROWS: usize = 16 * 1024;
+
+    /// [`may_contain`], through the cache.
+    pub fn may_contain(
+        &self,
+        filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
+        run: u32,
+        lines: u64,
+        band: u32,
+        key: u64,
+    ) -> Result<bool> {
+        let line = line_of(key, lines);
+        let at = row_key(run, band, line)?;
+        if let Some(row) = self.rows.borrow().get(&at) {
+            return Ok(row
+                .as_ref()
+                .is_some_and(|bits| line_has(bits, line, band, key)));
+        }
+        let row = read_row(filters, at)?;
+        let found = row
+            .as_ref()
+            .is_some_and(|bits| line_has(bits, line, band, key));
+        let mut rows = self.rows.borrow_mut();
+        if rows.len() < Self::MAX_ROWS {
+            rows.insert(at, row);
+        }
+        Ok(found)
+    }
+
+    /// Forgets every row.
+    pub fn clear(&self) {
+        self.rows.borrow_mut().clear();
+    }
 }
 
 /// Writes a run's filter as its postings go by in `(band, key)` order,

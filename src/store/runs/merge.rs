@@ -111,6 +111,8 @@ pub struct RunWriter<'t> {
     list: Vec<(u32, u64)>,
     /// The filter sizes table's contents (run, lines), kept in step.
     lines: Vec<(u32, u64)>,
+    /// Filter rows read by this transaction's look-ups.
+    cache: filter::RowCache,
 }
 
 impl<'t> RunTables for RunWriter<'t> {
@@ -124,6 +126,9 @@ impl<'t> RunTables for RunWriter<'t> {
     }
     fn filter_lines(&self, run: u32) -> Option<u64> {
         lines_of(&self.lines, run)
+    }
+    fn row_cache(&self) -> Option<&filter::RowCache> {
+        Some(&self.cache)
     }
     fn dead(&self) -> &impl ReadableTable<u64, ()> {
         &self.dead
@@ -148,6 +153,7 @@ impl<'t> RunWriter<'t> {
             sizes,
             list,
             lines,
+            cache: filter::RowCache::default(),
         })
     }
 
@@ -202,6 +208,7 @@ impl<'t> RunWriter<'t> {
         filter::remove(&mut self.filters, &mut self.sizes, run)?;
         self.list.retain(|r| r.0 != run);
         self.lines.retain(|r| r.0 != run);
+        self.cache.clear();
         Ok(())
     }
 

@@ -106,6 +106,10 @@ pub trait RunTables {
     fn filter_lines(&self, run: u32) -> Option<u64>;
     /// The runs, oldest first.
     fn list(&self) -> &[(u32, u64)];
+    /// A cache of the filter rows this transaction has read, if it keeps one.
+    fn row_cache(&self) -> Option<&filter::RowCache> {
+        None
+    }
     /// The dead-id table (see the module comment).
     fn dead(&self) -> &impl ReadableTable<u64, ()>;
 
@@ -131,7 +135,11 @@ pub trait RunTables {
         let mut cut = false;
         for &(run, _) in self.list() {
             if let (Some(filters), Some(lines)) = (self.filters(), self.filter_lines(run)) {
-                if !filter::may_contain(filters, run, lines, band, key)? {
+                let may = match self.row_cache() {
+                    Some(cache) => cache.may_contain(filters, run, lines, band, key)?,
+                    None => filter::may_contain(filters, run, lines, band, key)?,
+                };
+                if !may {
                     continue;
                 }
             }
