@@ -47,6 +47,9 @@ pub const PROBES: u32 = 7;
 const LINE_BYTES: usize = (LINE_BITS / 8) as usize;
 const ROW_BYTES: usize = LINE_BYTES * ROW_LINES as usize;
 
+/// The bits of one row.
+type Row = Box<[u8; ROW_BYTES]>;
+
 /// Lines per band of a run with about `per_band` postings in each band.
 pub fn lines_for(per_band: u64) -> u64 {
     per_band
@@ -90,7 +93,7 @@ pub fn may_contain(
 fn read_row(
     filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
     at: (u32, u32, u32),
-) -> Result<Option<Box<[u8; ROW_BYTES]>>> {
+) -> Result<Option<Row>> {
     let (run, band, _) = at;
     let Some(row) = filters.get(at)? else {
         return Ok(None);
@@ -130,7 +133,7 @@ fn line_has(row: &[u8; ROW_BYTES], line: u64, band: u32, key: u64) -> bool {
 /// removed (run ids may then be issued again).
 #[derive(Default)]
 pub struct RowCache {
-    rows: RefCell<HashMap<(u32, u32, u32), Option<Box<[u8; ROW_BYTES]>>>>,
+    rows: RefCell<HashMap<(u32, u32, u32), Option<Row>>>,
 }
 
 impl RowCache {
