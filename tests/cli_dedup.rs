@@ -820,3 +820,78 @@ fn keep_longest_with_db_keeps_earlier_runs_records_and_stores_only_the_kept() {
     assert_eq!(stats["documents"], 3);
     cli.run(&["check", "s.lshdb"]).ok();
 }
+
+#[test]
+fn bands_and_rows_set_the_banding_of_the_database_a_run_creates() {
+    let cli = Cli::new();
+    let text: String = jsonl_lines(&records())
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    cli.write("in.jsonl", &text);
+    let expected = truth_first(&records());
+    // A new --db gets the banding asked for, and drops what the truth drops.
+    let run = cli
+        .run(&[
+            "dedup",
+            "in.jsonl",
+            "--id-field",
+            "id",
+            "--db",
+            "seen.lshdb",
+            "--bands",
+            "20",
+            "--rows",
+            "6",
+            "--out",
+            "kept.jsonl",
+        ])
+        .ok();
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("read 15 record(s)"), "{said}");
+    let kept = ids_of_lines(&std::fs::read_to_string(cli.path("kept.jsonl")).unwrap());
+    assert_eq!(kept, expected);
+    let stats = cli.run(&["stats", "seen.lshdb", "--json"]).ok();
+    let v = &stats.json_lines()[0];
+    let s = &v["settings"];
+    assert_eq!(
+        (s["bands"].as_u64(), s["rows"].as_u64()),
+        (Some(20), Some(6)),
+        "{v}"
+    );
+    // An existing database of other banding: refused with the fix, and
+    // nothing stored.
+    let documents = |cli: &Cli| {
+        cli.run(&["stats", "seen.lshdb", "--json"])
+            .ok()
+            .json_lines()[0]["documents"]
+            .as_u64()
+    };
+    let before = documents(&cli);
+    let run = cli
+        .run(&[
+            "dedup",
+            "in.jsonl",
+            "--id-field",
+            "id",
+            "--db",
+            "seen.lshdb",
+            "--bands",
+            "16",
+            "--rows",
+            "8",
+            "--out",
+            "again.jsonl",
+        ])
+        .expect(1);
+    assert!(
+        run.stderr.contains("has 20 bands × 6 rows") && run.stderr.contains("lshdb rebuild"),
+        "{}",
+        run.stderr
+    );
+    assert!(!cli.path("again.jsonl").exists());
+    assert_eq!(documents(&cli), before);
+    cli.run(&["check", "seen.lshdb"]).ok();
+    // --bands without --rows is a usage error.
+    cli.run(&["dedup", "in.jsonl", "--bands", "20"]).expect(2);
+}

@@ -77,6 +77,15 @@ pub struct Args {
     /// Keep the kept records' texts in a database created by this run (--db).
     #[arg(long)]
     store_text: bool,
+    /// LSH bands of the database this run creates (with --rows; otherwise
+    /// tuned from the threshold). More bands of fewer rows find more
+    /// near-duplicates and take longer; precision stays 1 (every drop is
+    /// verified).
+    #[arg(long, requires = "rows")]
+    bands: Option<usize>,
+    /// Rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    rows: Option<usize>,
     /// The summary as one JSON object.
     #[arg(long)]
     json: bool,
@@ -267,12 +276,33 @@ pub fn run(args: &Args) -> CmdResult {
 
     // The database: given (created when missing) or temporary.
     let mut _temp = None;
+    let config = || {
+        let config = Config::jaccard(args.threshold.unwrap_or(0.8));
+        match (args.bands, args.rows) {
+            (Some(b), Some(r)) => config.bands(b, r),
+            _ => config,
+        }
+    };
     let db = match &args.db {
-        Some(path) if path.exists() => open_waiting(path, &args.wait)?,
+        Some(path) if path.exists() => {
+            let db = open_waiting(path, &args.wait)?;
+            let s = db.settings();
+            if let (Some(b), Some(r)) = (args.bands, args.rows) {
+                if (b, r) != (s.bands, s.rows) {
+                    return fail(format!(
+                        "{} has {} bands × {} rows; --bands and --rows only apply to a database this run creates (to change them: lshdb rebuild {} --threshold {} --bands {b} --rows {r})",
+                        path.display(),
+                        s.bands,
+                        s.rows,
+                        path.display(),
+                        s.threshold
+                    ));
+                }
+            }
+            db
+        }
         Some(path) => {
-            let threshold = args.threshold.unwrap_or(0.8);
-            let db =
-                Database::create(path, Config::jaccard(threshold).store_text(args.store_text))?;
+            let db = Database::create(path, config().store_text(args.store_text))?;
             let _ = crate::args::OPENED.set(path.clone());
             crate::interrupt::writing();
             db
@@ -281,8 +311,7 @@ pub fn run(args: &Args) -> CmdResult {
             let dir = tempfile::tempdir().map_err(|e| {
                 CliError::Message(format!("cannot create a temporary database: {e}"))
             })?;
-            let threshold = args.threshold.unwrap_or(0.8);
-            let db = Database::create(dir.path().join("dedup.lshdb"), Config::jaccard(threshold))?;
+            let db = Database::create(dir.path().join("dedup.lshdb"), config())?;
             crate::interrupt::writing();
             _temp = Some(dir);
             db
