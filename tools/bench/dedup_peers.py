@@ -334,6 +334,9 @@ def run_lshdb_dedup(args, work, prep, run_dir):
     dropped = os.path.join(run_dir, "dropped.jsonl")
     cmd = [args.lshdb, "dedup", args.corpus, "--id-field", "id", "--threshold", str(args.threshold),
            "--out", kept, "--dropped", dropped, "--json"]
+    if args.lshdb_banding:
+        bands, rows = args.lshdb_banding.split("x")
+        cmd += ["--bands", bands, "--rows", rows]
     m = measure(cmd, log=os.path.join(run_dir, "log.txt"), timeout=args.timeout)
     with open(dropped) as f:
         m["dropped_ids"] = [json.loads(line)["id"] for line in f if line.strip()]
@@ -565,6 +568,8 @@ def main():
     p.add_argument("--rows", type=int, default=None, help="peers' rows (default: lshdb's choice)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="processes the peers may use (default: all cores)")
+    p.add_argument("--lshdb-banding", default=None,
+                   help="BxR: `lshdb dedup --bands B --rows R` (default: tuned from the threshold)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--timeout", type=float, default=1800,
                    help="seconds one run may take; a system over it is reported as not finished "
