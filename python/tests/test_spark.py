@@ -180,7 +180,8 @@ def test_keys_and_sets_equal_those_a_database_file_stores(spark: Any, tmp_path: 
             keys = [k & (2**64 - 1) for k in r["_keys"]]
             assert keys == [int(k) for k in stored.band_keys([texts[r["id"]]])[0]]
             assert [s & (2**32 - 1) for s in r["_set"]] == [int(s) for s in stored.shingles([texts[r["id"]]])[0]]
-            assert len(r["_set"]) == db.get(r["id"]).shingles
+            doc = db.get(r["id"])
+            assert doc is not None and len(r["_set"]) == doc.shingles
     with pytest.raises(lshdb.InvalidInput):
         ls.Config(minhash_seed=7).create_database(tmp_path / "seeded.lshdb")
 
