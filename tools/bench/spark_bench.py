@@ -290,6 +290,7 @@ def main() -> None:
     p.add_argument("--mllib-limit", type=int, default=10_000)
     p.add_argument("--mllib-tables", type=int, default=128)
     p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--keep-dedup", default=None, help="copy lshdb-spark's dedup output (parquet) to this directory")
     p.add_argument("--run", default=None, help=argparse.SUPPRESS)
     p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -341,6 +342,8 @@ def main() -> None:
                 keep = {r[0]: r[1] for r in rows}
                 result["removed_dup_kept"] = all(keep[r[2]] and r[3] >= t for r in rows if not r[1])
                 result.update(removal_metrics(removed, {}, exact, len(docs)))
+                if args.keep_dedup:
+                    shutil.copytree(work / "dedup", args.keep_dedup, dirs_exist_ok=True)
             if system == "datatrove":
                 removed = set()
                 for f in (work / "removed").glob("*.jsonl*"):

@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from .. import Database, InvalidInput
-from .candidates import candidates
+from .candidates import ANCHORS, MAX_BUCKET, candidates
 from .components import connected_components
 from .config import Config
 from .keys import DOC, LEN, SET, sketch
@@ -102,8 +102,8 @@ def pairs(
     threshold: Optional[float] = None,
     *,
     config: Optional[Config] = None,
-    max_bucket: int = 200,
-    anchors: int = 4,
+    max_bucket: int = MAX_BUCKET,
+    anchors: int = ANCHORS,
     partitions: Optional[int] = None,
     checkpoint_dir: Optional[str] = None,
     parallel: bool = False,
@@ -138,8 +138,8 @@ def dedup(
     config: Optional[Config] = None,
     keep: str = "min_id",
     priority: Optional[str] = None,
-    max_bucket: int = 200,
-    anchors: int = 4,
+    max_bucket: int = MAX_BUCKET,
+    anchors: int = ANCHORS,
     partitions: Optional[int] = None,
     checkpoint_dir: Optional[str] = None,
     max_rounds: int = 3,
