@@ -19,6 +19,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
+# PySpark for the lshdb.spark tests (Spark local mode; needs Java 17).
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r python/requirements-spark.txt
 # The build backend runs the environment's `maturin` by name.
 export PATH="$PWD/$VENV/bin:$PATH"
 

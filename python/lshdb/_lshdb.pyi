@@ -22,6 +22,8 @@ __all__ = [
     "Stream",
     "Sketcher",
     "jaccard_sets",
+    "sketch_batch",
+    "jaccard_pairs",
     "FORMAT_VERSION",
     "MAX_KEY_BYTES",
     "MAX_DOCUMENT_BYTES",
@@ -164,4 +166,14 @@ class Sketcher:
     ) -> npt.NDArray[np.float64]: ...
 
 def jaccard_sets(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> float: ...
+def sketch_batch(
+    sketcher: Sketcher, texts: _TextBatch, parallel: bool = True
+) -> Tuple[npt.NDArray[np.uint64], _Offsets, npt.NDArray[np.uint32]]: ...
+def jaccard_pairs(
+    a_offsets: _Offsets,
+    a_values: npt.NDArray[np.uint32],
+    b_offsets: _Offsets,
+    b_values: npt.NDArray[np.uint32],
+    parallel: bool = True,
+) -> npt.NDArray[np.float64]: ...
 def _panic_for_tests() -> None: ...

@@ -3,6 +3,7 @@
 //! code of the project lives in this crate: the `lshdb` crate knows
 //! nothing of Python.
 
+mod batch;
 mod config;
 mod database;
 mod errors;
@@ -27,6 +28,8 @@ fn _lshdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Stream>()?;
     m.add_class::<sketcher::Sketcher>()?;
     m.add_function(wrap_pyfunction!(sketcher::jaccard_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::sketch_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::jaccard_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("FORMAT_VERSION", lshdb::FORMAT_VERSION)?;
     m.add("MAX_KEY_BYTES", lshdb::MAX_KEY_BYTES)?;

@@ -30,10 +30,10 @@ type Flattened<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>);
 /// Batch sketch kernels with one database configuration.
 #[pyclass(module = "lshdb._lshdb", name = "Sketcher", frozen)]
 pub struct Sketcher {
-    settings: Settings,
-    shingler: Shingler,
-    hasher: MinHasher,
-    banding: Banding,
+    pub(crate) settings: Settings,
+    pub(crate) shingler: Shingler,
+    pub(crate) hasher: MinHasher,
+    pub(crate) banding: Banding,
 }
 
 impl Sketcher {
@@ -74,7 +74,7 @@ impl Sketcher {
     }
 }
 
-fn map<T: Send>(texts: &[&str], parallel: bool, f: impl Fn(&str) -> T + Sync) -> Vec<T> {
+pub(crate) fn map<T: Send>(texts: &[&str], parallel: bool, f: impl Fn(&str) -> T + Sync) -> Vec<T> {
     if parallel {
         texts.par_iter().map(|t| f(t)).collect()
     } else {

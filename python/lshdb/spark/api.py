@@ -1,0 +1,321 @@
+"""The jobs: :func:`dedup` (clusters and what to keep), :func:`pairs`
+(verified near-duplicate pairs) and :func:`write_database` (Spark output
+into an lshdb file)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+
+from .. import Database, InvalidInput
+from .candidates import ANCHORS, MAX_BUCKET, candidates
+from .components import connected_components
+from .config import Config
+from .keys import DOC, LEN, SET, sketch
+from .verify import verify
+
+#: Representative policies of :func:`dedup` (``keep=``).
+KEEP_POLICIES = ("min_id", "max_id", "longest", "shortest")
+
+
+def checkpointer(spark: Any, checkpoint_dir: Optional[str]) -> Callable[[Any], Any]:
+    """Eager checkpoints into ``checkpoint_dir`` (reliable: survives lost
+    executors), else the context's checkpoint directory, else local
+    checkpoints (executor storage, faster, lost with an executor)."""
+    sc = spark.sparkContext
+    if checkpoint_dir is not None:
+        sc.setCheckpointDir(checkpoint_dir)
+    reliable = sc.getCheckpointDir() is not None
+
+    def cut(df: Any) -> Any:
+        return df.checkpoint(eager=True) if reliable else df.localCheckpoint(eager=True)
+
+    return cut
+
+
+def _config(config: Optional[Config], threshold: Optional[float]) -> Config:
+    if config is None:
+        return Config(threshold=0.8 if threshold is None else threshold)
+    if threshold is not None and threshold != config.threshold:
+        import dataclasses
+
+        # The same sets and keys; only the verification threshold differs.
+        return dataclasses.replace(config.resolved(), threshold=threshold)
+    return config
+
+
+def _order(keep: str, id_col: str, priority: Optional[str]) -> List[Any]:
+    """Sort keys (ascending) whose first row is the representative."""
+    from pyspark.sql import functions as F
+
+    if keep not in KEEP_POLICIES:
+        raise InvalidInput(f"lshdb.spark: keep must be one of {KEEP_POLICIES}, got {keep!r}")
+    by_id = F.col(id_col).desc() if keep == "max_id" else F.col(id_col).asc()
+    first: List[Any] = []
+    if priority is not None:
+        first.append(F.col(priority).desc_nulls_last())
+    if keep == "longest":
+        first.append(F.col(LEN).desc())
+    elif keep == "shortest":
+        first.append(F.col(LEN).asc())
+    return [*first, by_id, F.col(DOC).asc()]
+
+
+def _representatives(members: Any, order: List[Any]) -> Any:
+    """``members`` (``node``, ``label`` and the order columns) → ``(label,
+    rep)``: the first member of each component in ``order``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    w = Window.partitionBy("label").orderBy(*order)
+    return members.withColumn("_rank", F.row_number().over(w)).where(F.col("_rank") == 1).select("label", F.col(DOC).alias("rep"))
+
+
+class Stats(Dict[str, Any]):
+    """Timings and counts of one run (``dedup(..., stats=Stats())``)."""
+
+
+def _prepare(
+    df: Any,
+    id_col: str,
+    text_col: str,
+    config: Config,
+    extra: List[str],
+    partitions: Optional[int],
+    cut: Callable[[Any], Any],
+    parallel: bool,
+) -> Any:
+    if id_col not in df.columns or text_col not in df.columns:
+        raise InvalidInput(f"lshdb.spark: the DataFrame has no column {id_col!r} or {text_col!r} (it has {df.columns})")
+    return cut(sketch(df, id_col, text_col, config, extra=extra, partitions=partitions, parallel=parallel))
+
+
+def _verified(docs: Any, config: Config, max_bucket: int, anchors: int, parallel: bool) -> Any:
+    return verify(candidates(docs, max_bucket=max_bucket, anchors=anchors), docs, config.threshold, parallel=parallel)
+
+
+def pairs(
+    df: Any,
+    id_col: str = "id",
+    text_col: str = "text",
+    threshold: Optional[float] = None,
+    *,
+    config: Optional[Config] = None,
+    max_bucket: int = MAX_BUCKET,
+    anchors: int = ANCHORS,
+    partitions: Optional[int] = None,
+    checkpoint_dir: Optional[str] = None,
+    parallel: bool = False,
+) -> Any:
+    """The verified near-duplicate pairs of ``df``: a DataFrame with
+    columns ``id_a``, ``id_b`` (``id_a < id_b``, in the id column's type)
+    and ``similarity`` (exact Jaccard ≥ the threshold). Found through LSH,
+    so a pair is found with the probability its similarity and the banding
+    give it (≥ 0.99 at the threshold with the tuner's banding), and huge
+    buckets are cut to anchors (see ``candidates``)."""
+    from pyspark.sql import functions as F
+
+    config = _config(config, threshold)
+    cut = checkpointer(df.sparkSession, checkpoint_dir)
+    docs = _prepare(df, id_col, text_col, config, [], partitions, cut, parallel)
+    found = _verified(docs, config, max_bucket, anchors, parallel)
+    ids = docs.select(DOC, id_col)
+    named = found.join(ids.select(F.col(DOC).alias("a"), F.col(id_col).alias("x")), "a").join(
+        ids.select(F.col(DOC).alias("b"), F.col(id_col).alias("y")), "b"
+    )
+    return named.select(
+        F.least("x", "y").alias("id_a"), F.greatest("x", "y").alias("id_b"), F.col("similarity")
+    )
+
+
+def dedup(
+    df: Any,
+    id_col: str = "id",
+    text_col: str = "text",
+    threshold: Optional[float] = None,
+    *,
+    config: Optional[Config] = None,
+    keep: str = "min_id",
+    priority: Optional[str] = None,
+    max_bucket: int = MAX_BUCKET,
+    anchors: int = ANCHORS,
+    partitions: Optional[int] = None,
+    checkpoint_dir: Optional[str] = None,
+    max_rounds: int = 3,
+    parallel: bool = False,
+    stats: Optional[Dict[str, Any]] = None,
+) -> Any:
+    """Near-duplicate clusters of ``df`` and the documents to keep.
+
+    Returns one row per input row with the id column and:
+
+    * ``cluster`` — the id of the cluster's representative (clusters are
+      the connected components of the verified pairs, as ``lshdb groups``
+      makes them; a document with no near-duplicate is its own cluster);
+    * ``representative`` — whether this row is its cluster's
+      representative, the first member in the ``keep`` policy order:
+      ``priority`` column descending (if given), then ``"longest"`` or
+      ``"shortest"`` text (characters) if asked, then the id (ascending,
+      or descending for ``"max_id"``);
+    * ``similarity`` — exact Jaccard to the representative (1.0 for it);
+    * ``keep`` — whether to keep the row: every representative, and every
+      member whose similarity to the representative is below the
+      threshold (the components chain: A~B and B~C without A~C) *unless*
+      a later round covers it: the members not covered are clustered again
+      among themselves with the same policy, up to ``max_rounds`` rounds,
+      and what is still uncovered is kept;
+    * ``duplicate_of``, ``duplicate_similarity`` — for a removed row, the
+      kept row it is a verified near-duplicate of and their exact Jaccard
+      (≥ the threshold); null for a kept row.
+
+    So every removed row has a verified near-duplicate that is kept.
+    ``stats`` (a dict) receives timings and counts of the stages.
+    """
+    from pyspark.sql import functions as F
+
+    config = _config(config, threshold)
+    t = config.threshold
+    spark = df.sparkSession
+    cut = checkpointer(spark, checkpoint_dir)
+    info: Dict[str, Any] = stats if stats is not None else {}
+    extra = [priority] if priority is not None else []
+    order = _order(keep, id_col, priority)
+
+    start = time.perf_counter()
+    docs = _prepare(df, id_col, text_col, config, extra, partitions, cut, parallel)
+    info["sketch_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    edges = cut(_verified(docs, config, max_bucket, anchors, parallel))
+    info["verify_s"] = time.perf_counter() - start
+    info["verified_pairs"] = edges.count()
+
+    start = time.perf_counter()
+    labels, rounds = connected_components(edges, cut)
+    labels = cut(labels)
+    info["components_s"] = time.perf_counter() - start
+    info["component_rounds"] = rounds
+
+    start = time.perf_counter()
+    attrs = docs.select(DOC, id_col, LEN, *extra)
+    members = labels.join(attrs.withColumnRenamed(DOC, "node"), "node")
+    reps = _representatives(members.withColumnRenamed("node", DOC), order)
+    # Every component member with its representative and similarity to it.
+    assigned = members.join(reps, "label").select(F.col("node").alias("a"), F.col("rep").alias("b"))
+    sims = verify(assigned.where(F.col("a") != F.col("b")), docs, None, parallel=parallel)
+    first = cut(
+        assigned.join(sims, ["a", "b"], "left")
+        .select(
+            F.col("a").alias(DOC),
+            F.col("b").alias("_cluster"),
+            F.coalesce("similarity", F.lit(1.0)).alias("similarity"),
+        )
+    )
+    # Cover: removed rows and the kept row each duplicates.
+    covered = first.where((F.col(DOC) != F.col("_cluster")) & (F.col("similarity") >= t)).select(
+        DOC, F.col("_cluster").alias("_dup"), F.col("similarity").alias("duplicate_similarity")
+    )
+    uncovered = first.where((F.col(DOC) != F.col("_cluster")) & (F.col("similarity") < t)).select(DOC)
+    extra_rounds = 0
+    while extra_rounds + 1 < max_rounds:
+        if uncovered.limit(1).count() == 0:
+            break
+        extra_rounds += 1
+        sub_edges = cut(
+            edges.join(uncovered.withColumnRenamed(DOC, "a"), "a", "left_semi").join(
+                uncovered.withColumnRenamed(DOC, "b"), "b", "left_semi"
+            )
+        )
+        sub_labels, _ = connected_components(sub_edges, cut)
+        sub_members = sub_labels.join(attrs.withColumnRenamed(DOC, "node"), "node")
+        sub_reps = _representatives(sub_members.withColumnRenamed("node", DOC), order)
+        sub_assigned = sub_members.join(sub_reps, "label").select(F.col("node").alias("a"), F.col("rep").alias("b"))
+        sub_sims = cut(verify(sub_assigned.where(F.col("a") != F.col("b")), docs, None, parallel=parallel))
+        newly = sub_sims.where(F.col("similarity") >= t).select(
+            F.col("a").alias(DOC), F.col("b").alias("_dup"), F.col("similarity").alias("duplicate_similarity")
+        )
+        covered = cut(covered.unionByName(newly))
+        uncovered = cut(
+            sub_sims.where(F.col("similarity") < t).select(F.col("a").alias(DOC))
+        )
+    info["cover_rounds"] = 1 + extra_rounds
+    info["assign_s"] = time.perf_counter() - start
+
+    ids = docs.select(F.col(DOC).alias("_dup"), F.col(id_col).alias("duplicate_of"))
+    cluster_ids = docs.select(F.col(DOC).alias("_cluster"), F.col(id_col).alias("cluster"))
+    out = (
+        docs.select(DOC, id_col)
+        .join(first, DOC, "left")
+        .join(covered, DOC, "left")
+        .join(cluster_ids, "_cluster", "left")
+        .join(ids, "_dup", "left")
+        .select(
+            F.col(id_col),
+            F.coalesce(F.col("cluster"), F.col(id_col)).alias("cluster"),
+            (F.col("_cluster").isNull() | (F.col("_cluster") == F.col(DOC))).alias("representative"),
+            F.coalesce(F.col("similarity"), F.lit(1.0)).alias("similarity"),
+            F.col("_dup").isNull().alias("keep"),
+            F.col("duplicate_of"),
+            F.col("duplicate_similarity"),
+        )
+    )
+    return out
+
+
+def write_database(
+    path: Union[str, "os.PathLike[str]"],
+    df: Any,
+    id_col: str = "id",
+    text_col: str = "text",
+    *,
+    result: Optional[Any] = None,
+    keep_only: bool = True,
+    config: Optional[Config] = None,
+    store_text: bool = False,
+    batch: int = 32_768,
+) -> Dict[str, Any]:
+    """Loads documents of ``df`` into the lshdb file at ``path`` (created
+    with ``config``'s settings if it does not exist; an existing file must
+    have settings that make the same values, else :class:`lshdb.InvalidInput`).
+
+    With ``result`` (the output of :func:`dedup`) and ``keep_only``, only
+    the kept rows are loaded. Keys are the ids cast to strings. Rows stream
+    to the driver a partition at a time (``toLocalIterator``) into the
+    database's bulk loader: the driver holds one partition and one batch,
+    never the corpus. Returns the summed ``insert_many`` reports (rows
+    without shingles are in ``rejected``)."""
+    from pyspark.sql import functions as F
+
+    rows = df
+    if result is not None and keep_only:
+        rows = df.join(result.where(F.col("keep")).select(id_col), id_col, "left_semi")
+    rows = rows.select(F.col(id_col).cast("string").alias("k"), F.coalesce(F.col(text_col), F.lit("")).alias("t"))
+    if os.path.exists(path):
+        db = Database.open(path)
+        if config is not None and not Config.from_database(db).same_values(config):
+            db.close()
+            raise InvalidInput(f"lshdb.spark: {os.fspath(path)!r} has other settings than the job's config")
+    else:
+        db = (config or Config()).create_database(path, store_text=store_text)
+    total: Dict[str, Any] = {"inserted": 0, "replaced": 0, "rejected": [], "commits": 0}
+    with db:
+        for keys, texts in _chunks(rows.toLocalIterator(prefetchPartitions=True), batch):
+            report = db.insert_many(keys=keys, texts=texts, batch=batch)
+            for k in ("inserted", "replaced", "commits"):
+                total[k] += int(report[k])
+            total["rejected"].extend(report["rejected"])
+    return total
+
+
+def _chunks(rows: Iterator[Any], size: int) -> Iterator[Tuple[List[str], List[str]]]:
+    keys: List[str] = []
+    texts: List[str] = []
+    for row in rows:
+        keys.append(row[0])
+        texts.append(row[1])
+        if len(keys) >= size:
+            yield keys, texts
+            keys, texts = [], []
+    if keys:
+        yield keys, texts

@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""lshdb.spark against Spark MLlib's MinHashLSH and datatrove's MinHash
+dedup, on one corpus, against the exact truth (issue 14's benchmark; not a
+test). One JSON object per system and threshold on stdout.
+
+    python3 tools/debian_corpus.py --long --out tools/data/debian-desc-long.jsonl
+    python3 tools/pypi_corpus.py --tsv /work/.library/env/packages/pypi.tsv   # tools/data/pypi.jsonl
+    bash tools/test.sh                           # target/py-venv: lshdb + pyspark
+    python3 -m venv target/bench-venv && target/bench-venv/bin/pip install 'datatrove[processing]==0.10.1' spacy
+    target/py-venv/bin/python tools/bench/spark_bench.py tools/data/debian-desc-long.jsonl \
+        --threshold 0.8 --systems lshdb-spark,mllib,datatrove [--limit N] [--mllib-limit 10000] [--timeout 1800]
+
+Truth: every pair with Jaccard ≥ t of the same shingle sets (char 5,
+lshdb's normalisation), from lshdb's exact prefix-filtering join
+(`Database.exact_pairs`), cached under tools/data/. Each system runs in a
+child process (`--run SYSTEM`) whose process tree (driver, JVM, Python
+workers) is sampled for peak memory (summed RSS) every 0.2 s.
+
+* lshdb-spark: `lshdb.spark.pairs` and `lshdb.spark.dedup` on local[2].
+* mllib: `MinHashLSH(numHashTables=H).approxSimilarityJoin(df, df, 1 - t)`
+  on sparse vectors of the same shingle sets (hash mod 2^31 - 1), local[2];
+  on `--mllib-limit` documents (a subsample), killed at `--timeout`.
+* datatrove: its MinHash pipeline (signature → buckets → cluster → filter)
+  on its local executor (2 workers), fed the same shingle sets as
+  one-word tokens (each hash as 7 letters, n_grams=1), so it hashes exactly lshdb's
+  sets; bands × rows are lshdb's tuner's for t. It reports removed
+  documents, not pairs.
+
+Metrics: pairs recall/precision against the truth; for the cluster
+outputs the removed documents and the share of them that truly have a
+near-duplicate (a truth pair) and that have one which is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Set, Tuple
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_PY = ROOT / "target" / "py-venv" / "bin" / "python"
+BENCH_PY = ROOT / "target" / "bench-venv" / "bin" / "python"
+
+
+def load(path: str, limit: int | None, seed: int = 1) -> List[Tuple[str, str]]:
+    docs = [(d["id"], d["text"]) for d in map(json.loads, open(path, encoding="utf-8"))]
+    if limit and limit < len(docs):
+        docs = random.Random(seed).sample(docs, limit)
+    return docs
+
+
+def truth(docs: List[Tuple[str, str]], threshold: float, cache: Path) -> Set[Tuple[str, str]]:
+    if cache.exists():
+        return {tuple(line.rstrip("\n").split("\t")) for line in open(cache, encoding="utf-8")}  # type: ignore[misc]
+    import lshdb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with lshdb.Database.create(Path(tmp) / "t.lshdb", threshold=threshold) as db:
+            db.insert_many([(k, t) for k, t in docs if t.strip()])
+            start = time.perf_counter()
+            pairs = {(p.a, p.b) for p in db.exact_pairs(threshold)}
+            print(f"truth: {len(pairs)} pairs in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+    with open(cache, "w", encoding="utf-8") as f:
+        for a, b in sorted(pairs):
+            f.write(f"{a}\t{b}\n")
+    return pairs
+
+
+def tree_rss(pid: int) -> int:
+    """Summed RSS (bytes) of a process and its descendants."""
+    children: Dict[int, List[int]] = {}
+    rss: Dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            continue
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss.get(p, 0)
+        todo.extend(children.get(p, []))
+    return total
+
+
+def run_child(cmd: List[str], timeout: float) -> Dict[str, Any]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    peak = [0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+            time.sleep(0.2)
+
+    threading.Thread(target=sample, daemon=True).start()
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        result: Dict[str, Any] = json.loads(out.strip().splitlines()[-1]) if proc.returncode == 0 else {"error": proc.returncode}
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.communicate()
+        result = {"error": f"timeout after {timeout:.0f}s"}
+    stop.set()
+    result["wall_s"] = round(time.perf_counter() - start, 1)
+    result["peak_rss_mb"] = round(peak[0] / 2**20)
+    return result
+
+
+# -- the systems (child processes) ------------------------------------------
+
+
+def spark_session(memory: str = "6g") -> Any:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    s = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", memory)
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
+        .getOrCreate()
+    )
+    s.sparkContext.setLogLevel("ERROR")
+    return s
+
+
+def docs_df(spark: Any, docs: List[Tuple[str, str]]) -> Any:
+    import pyarrow as pa
+
+    table = pa.table({"id": [d[0] for d in docs], "text": [d[1] for d in docs]})
+    return spark.createDataFrame(table.to_pandas()).repartition(8)
+
+
+def run_lshdb_spark(docs: List[Tuple[str, str]], t: float, out: Path) -> Dict[str, Any]:
+    from lshdb import spark as ls
+
+    spark = spark_session()
+    spark.sparkContext.setCheckpointDir(str(out / "ckpt"))
+    df = docs_df(spark, docs).cache()
+    df.count()
+    start = time.perf_counter()
+    ls.pairs(df, threshold=t).write.parquet(str(out / "pairs"))
+    pairs_s = time.perf_counter() - start
+    stats: Dict[str, Any] = {}
+    start = time.perf_counter()
+    ls.dedup(df, threshold=t, stats=stats).write.parquet(str(out / "dedup"))
+    dedup_s = time.perf_counter() - start
+    return {"pairs_s": round(pairs_s, 1), "dedup_s": round(dedup_s, 1), "stages": {k: round(v, 2) if isinstance(v, float) else v for k, v in stats.items()}}
+
+
+def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int) -> Dict[str, Any]:
+    import lshdb
+    from pyspark.ml.feature import MinHashLSH
+    from pyspark.ml.linalg import Vectors, VectorUDT
+    from pyspark.sql import functions as F
+
+    size = 2**30  # MLlib refuses dimensions above 2,038,074,743
+    sk = lshdb.Sketcher()
+    rows = []
+    for (k, text), s in zip(docs, sk.shingles([d[1] for d in docs])):
+        idx = sorted({int(h) % size for h in s})
+        if idx:
+            rows.append((k, Vectors.sparse(size, idx, [1.0] * len(idx))))
+    spark = spark_session()
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    df = spark.createDataFrame(rows, StructType([StructField("id", StringType()), StructField("v", VectorUDT())])).repartition(8).cache()
+    df.count()
+    start = time.perf_counter()
+    model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=tables, seed=1).fit(df)
+    joined = model.approxSimilarityJoin(df, df, 1.0 - t + 1e-9, distCol="d")
+    joined.where(F.col("datasetA.id") < F.col("datasetB.id")).select(
+        F.col("datasetA.id").alias("id_a"), F.col("datasetB.id").alias("id_b"), (1 - F.col("d")).alias("similarity")
+    ).write.parquet(str(out / "pairs"))
+    return {"pairs_s": round(time.perf_counter() - start, 1), "num_hash_tables": tables}
+
+
+def run_datatrove(docs: List[Tuple[str, str]], t: float, out: Path) -> Dict[str, Any]:
+    # runs in target/bench-venv (datatrove); the shingles come as a file
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.dedup.minhash import (
+        MinhashConfig,
+        MinhashDedupBuckets,
+        MinhashDedupCluster,
+        MinhashDedupFilter,
+        MinhashDedupSignature,
+    )
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+    from datatrove.utils.hashing import HashConfig
+
+    cfg = json.load(open(out / "config.json"))
+    config = MinhashConfig(n_grams=1, num_buckets=cfg["bands"], hashes_per_bucket=cfg["rows"], hash_config=HashConfig(precision=64))
+    inp = str(out / "input")
+    tasks = 2
+    start = time.perf_counter()
+    LocalPipelineExecutor(
+        pipeline=[JsonlReader(inp), MinhashDedupSignature(output_folder=str(out / "sigs"), config=config)],
+        tasks=tasks, workers=2, logging_dir=str(out / "logs/sig"),
+    ).run()
+    LocalPipelineExecutor(
+        pipeline=[MinhashDedupBuckets(input_folder=str(out / "sigs"), output_folder=str(out / "buckets"), config=config)],
+        tasks=config.num_buckets, workers=2, logging_dir=str(out / "logs/buckets"),
+    ).run()
+    LocalPipelineExecutor(
+        pipeline=[MinhashDedupCluster(input_folder=str(out / "buckets"), output_folder=str(out / "remove_ids"), config=config)],
+        tasks=1, logging_dir=str(out / "logs/cluster"),
+    ).run()
+    LocalPipelineExecutor(
+        pipeline=[
+            JsonlReader(inp),
+            MinhashDedupFilter(input_folder=str(out / "remove_ids"), exclusion_writer=JsonlWriter(str(out / "removed"))),
+            JsonlWriter(str(out / "kept")),
+        ],
+        tasks=tasks, workers=2, logging_dir=str(out / "logs/filter"),
+    ).run()
+    return {"dedup_s": round(time.perf_counter() - start, 1), "bands": cfg["bands"], "rows": cfg["rows"]}
+
+
+# -- metrics -------------------------------------------------------------------
+
+
+def letters(h: int) -> str:
+    """A 32-bit hash as 7 lower-case letters: one word that datatrove's
+    normalisation (digits → 0) and tokenizer leave whole."""
+    out = []
+    for _ in range(7):
+        h, r = divmod(h, 26)
+        out.append(chr(97 + r))
+    return "".join(out)
+
+
+def read_parquet_rows(path: Path, cols: List[str]) -> List[Tuple[Any, ...]]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=cols)
+    return list(zip(*[table[c].to_pylist() for c in cols]))
+
+
+def pair_metrics(found: Set[Tuple[str, str]], exact: Set[Tuple[str, str]]) -> Dict[str, Any]:
+    hit = len(found & exact)
+    return {
+        "pairs_found": len(found),
+        "pairs_true": len(exact),
+        "recall": round(hit / len(exact), 4) if exact else 1.0,
+        "precision": round(hit / len(found), 4) if found else 1.0,
+    }
+
+
+def removal_metrics(removed: Set[str], kept_of: Dict[str, str], exact: Set[Tuple[str, str]], n: int) -> Dict[str, Any]:
+    has_dup: Set[str] = set()
+    neighbours: Dict[str, Set[str]] = {}
+    for a, b in exact:
+        has_dup.update((a, b))
+        neighbours.setdefault(a, set()).add(b)
+        neighbours.setdefault(b, set()).add(a)
+    kept_neighbour = sum(1 for d in removed if any(x not in removed for x in neighbours.get(d, ())))
+    return {
+        "docs": n,
+        "removed": len(removed),
+        "removable_true": len(has_dup),
+        "removed_with_true_duplicate": round(sum(d in has_dup for d in removed) / len(removed), 4) if removed else 1.0,
+        "removed_with_kept_true_duplicate": round(kept_neighbour / len(removed), 4) if removed else 1.0,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("corpus")
+    p.add_argument("--threshold", type=float, default=0.8)
+    p.add_argument("--systems", default="lshdb-spark,mllib,datatrove")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--mllib-limit", type=int, default=10_000)
+    p.add_argument("--mllib-tables", type=int, default=128)
+    p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--keep-dedup", default=None, help="copy lshdb-spark's dedup output (parquet) to this directory")
+    p.add_argument("--run", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    t = args.threshold
+
+    if args.run:  # a child: one system
+        out = Path(args.workdir)
+        if args.run == "datatrove":
+            result = run_datatrove([], t, out)
+        else:
+            docs = load(args.corpus, args.limit)
+            if args.run == "lshdb-spark":
+                result = run_lshdb_spark(docs, t, out)
+            else:
+                result = run_mllib(docs, t, out, args.mllib_tables)
+        print(json.dumps(result))
+        return
+
+    import lshdb
+
+    for system in args.systems.split(","):
+        limit = args.mllib_limit if system == "mllib" else args.limit
+        docs = load(args.corpus, limit)
+        name = Path(args.corpus).stem + (f"-{limit}" if limit else "")
+        exact = truth(docs, t, ROOT / "tools" / "data" / f"truth-{name}-{t}.tsv")
+        work = Path(tempfile.mkdtemp(prefix=f"spark-bench-{system}-", dir=ROOT / "target"))
+        python = str(VENV_PY)
+        if system == "datatrove":
+            python = str(BENCH_PY)
+            sk = lshdb.Sketcher(threshold=t)
+            (work / "input").mkdir()
+            with open(work / "input" / "docs.jsonl", "w", encoding="utf-8") as f:
+                for (k, _), s in zip(docs, sk.shingles([d[1] for d in docs])):
+                    f.write(json.dumps({"id": k, "text": " ".join(letters(int(h)) for h in s)}) + "\n")
+            json.dump({"bands": sk.bands, "rows": sk.rows}, open(work / "config.json", "w"))
+        cmd = [python, __file__, args.corpus, "--threshold", str(t), "--run", system, "--workdir", str(work),
+               "--mllib-tables", str(args.mllib_tables)]
+        if limit:
+            cmd += ["--limit", str(limit)]
+        result = run_child(cmd, args.timeout)
+        result.update(system=system, threshold=t, corpus=name, docs=len(docs))
+        if "error" not in result:
+            if system in ("lshdb-spark", "mllib"):
+                found = {tuple(sorted((a, b))) for a, b in read_parquet_rows(work / "pairs", ["id_a", "id_b"])}
+                result.update(pair_metrics(found, exact))  # type: ignore[arg-type]
+            if system == "lshdb-spark":
+                rows = read_parquet_rows(work / "dedup", ["id", "keep", "duplicate_of", "duplicate_similarity"])
+                removed = {r[0] for r in rows if not r[1]}
+                keep = {r[0]: r[1] for r in rows}
+                result["removed_dup_kept"] = all(keep[r[2]] and r[3] >= t for r in rows if not r[1])
+                result.update(removal_metrics(removed, {}, exact, len(docs)))
+                if args.keep_dedup:
+                    shutil.copytree(work / "dedup", args.keep_dedup, dirs_exist_ok=True)
+            if system == "datatrove":
+                removed = set()
+                for f in (work / "removed").glob("*.jsonl*"):
+                    import gzip
+
+                    opener = gzip.open if f.suffix == ".gz" else open
+                    with opener(f, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+                        removed.update(json.loads(line)["id"] for line in fh)
+                result.update(removal_metrics(removed, {}, exact, len(docs)))
+        print(json.dumps(result), flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
