@@ -38,7 +38,8 @@ echo "== pytest"
 status=0
 # From the repository's root, so that the installed package is tested,
 # not python/lshdb/ (which has no native module).
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests || status=$?
+# pyspark is installed above: its tests must run, not skip.
+LSHDB_REQUIRE_SPARK=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -rs python/tests || status=$?
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no test: failing" >&2
     exit 1
