@@ -84,9 +84,15 @@ pub fn may_contain(
     band: u32,
     key: u64,
 ) -> Result<bool> {
-    let line = line_of(key, lines);
-    let row = read_row(filters, row_key(run, band, line)?)?;
+    let (at, line) = locate(run, lines, band, key)?;
+    let row = read_row(filters, at)?;
     Ok(row.is_some_and(|bits| line_has(&bits, line, band, key)))
+}
+
+/// The row of (`band`, `key`) in run `run`'s filter, and its line.
+fn locate(run: u32, lines: u64, band: u32, key: u64) -> Result<((u32, u32, u32), u64)> {
+    let line = line_of(key, lines);
+    Ok((row_key(run, band, line)?, line))
 }
 
 /// A row's checked bits; `None` when the row is not stored (no bit set).
@@ -149,8 +155,7 @@ impl RowCache {
         band: u32,
         key: u64,
     ) -> Result<bool> {
-        let line = line_of(key, lines);
-        let at = row_key(run, band, line)?;
+        let (at, line) = locate(run, lines, band, key)?;
         if let Some(row) = self.rows.borrow().get(&at) {
             return Ok(row
                 .as_ref()

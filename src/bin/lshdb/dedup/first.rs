@@ -5,20 +5,17 @@
 use super::*;
 
 /// Keep policy `first`, streaming.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn first(
-    args: &Args,
-    db: &Database,
-    threshold: f64,
-    resuming: bool,
-    fresh: bool,
-    fields: &Fields,
-    format: Format,
-    target: Target,
-    side: &mut Side,
-    counts: &mut Counts,
-    bar: &indicatif::ProgressBar,
-) -> Result<Target, CliError> {
+pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<Target, CliError> {
+    let Run {
+        args,
+        db,
+        threshold,
+        resuming,
+        fresh,
+        fields,
+        format,
+    } = *run;
+    let Outputs { side, counts, bar } = out;
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     // Keys of this run: key → line, for repeated ids.

@@ -20,20 +20,17 @@ struct Seen {
 }
 
 /// Keep policies `longest`, `max:F`, `min:F`: two passes.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn grouped(
-    args: &Args,
-    db: &Database,
-    threshold: f64,
-    resuming: bool,
-    fresh: bool,
-    fields: &Fields,
-    format: Format,
-    target: Target,
-    side: &mut Side,
-    counts: &mut Counts,
-    bar: &indicatif::ProgressBar,
-) -> Result<Target, CliError> {
+pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<Target, CliError> {
+    let Run {
+        args,
+        db,
+        threshold,
+        resuming,
+        fresh,
+        fields,
+        format,
+    } = *run;
+    let Outputs { side, counts, bar } = out;
     // Pass 1: every good record into the database, in bulk.
     let state = RefCell::new((HashMap::<String, Seen>::new(), 0u64));
     let failure = RefCell::new(None::<CliError>);

@@ -351,33 +351,23 @@ pub fn run(args: &Args) -> CmdResult {
     };
     let mut counts = Counts::default();
     let bar = progress(None, "dedup");
+    let run = Run {
+        args,
+        db: &db,
+        threshold,
+        resuming,
+        fresh,
+        fields: &fields,
+        format,
+    };
+    let out = Outputs {
+        side: &mut side,
+        counts: &mut counts,
+        bar: &bar,
+    };
     let result = match args.keep {
-        Keep::First => first::first(
-            args,
-            &db,
-            threshold,
-            resuming,
-            fresh,
-            &fields,
-            format,
-            target,
-            &mut side,
-            &mut counts,
-            &bar,
-        ),
-        _ => grouped::grouped(
-            args,
-            &db,
-            threshold,
-            resuming,
-            fresh,
-            &fields,
-            format,
-            target,
-            &mut side,
-            &mut counts,
-            &bar,
-        ),
+        Keep::First => first::first(&run, target, out),
+        _ => grouped::grouped(&run, target, out),
     };
     bar.finish_and_clear();
     for message in counts.bad.lines("bad record(s)") {
@@ -453,6 +443,28 @@ pub fn run(args: &Args) -> CmdResult {
         );
     }
     Ok(Outcome::Ok)
+}
+
+/// What both keep policies read: the run's arguments, database and
+/// settings.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    args: &'a Args,
+    db: &'a Database,
+    threshold: f64,
+    /// Whether this run resumes an unfinished one (same label).
+    resuming: bool,
+    /// Whether the database held nothing before this run.
+    fresh: bool,
+    fields: &'a Fields,
+    format: Format,
+}
+
+/// What both keep policies write to, besides the kept records.
+struct Outputs<'a> {
+    side: &'a mut Side,
+    counts: &'a mut Counts,
+    bar: &'a indicatif::ProgressBar,
 }
 
 fn keep_name(keep: &Keep) -> String {
