@@ -1,5 +1,5 @@
 //! Posting runs (format 2): bulk loads write runs, single writes flush into
-//! runs, runs merge like a binary counter, removed documents' postings are
+//! runs, runs merge like a counter in base 4, removed documents' postings are
 //! never returned and are dropped by merges — and every answer stays the
 //! one an exhaustive search gives.
 
@@ -70,7 +70,8 @@ fn bulk_loads_write_runs_that_merge_and_answer_exactly() {
     let stats = db.stats().unwrap();
     assert_eq!(stats.fresh_postings, 0, "bulk loads write runs only");
     assert_eq!(stats.postings, 300 * 32);
-    // A binary counter of 43 commits: at most ⌈log2 43⌉ + 1 runs.
+    // A counter in base 4 of 43 commits (223 in base 4, plus odd sizes):
+    // at most three runs per level.
     assert!(
         stats.runs >= 1 && stats.runs <= 7,
         "{} runs after 43 commits",
@@ -217,8 +218,8 @@ fn odd_sized_runs_do_not_pile_up() {
     }
     let stats = db.stats().unwrap();
     assert_eq!(stats.documents, 396);
-    // 396 documents × 16 bands in runs of classes from 6 (4 × 16) up: at
-    // most one run per class.
+    // 396 documents × 16 bands in runs of levels from 3 (4 × 16 postings)
+    // to 6: at most three runs per level.
     assert!(stats.runs <= 8, "{} runs", stats.runs);
     assert!(db.check().unwrap().is_clean());
 }

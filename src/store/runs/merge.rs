@@ -100,6 +100,10 @@ struct Output<'a, 't> {
     filters: &'a mut Table<'t, (u32, u32, u32), &'static [u8]>,
 }
 
+/// Runs of one level at most before they are merged
+/// ([`RunWriter::merge_by_policy`]).
+pub const FANOUT: usize = 4;
+
 /// The write side: adds runs, flushes fresh postings and merges.
 pub struct RunWriter<'t> {
     blocks: Table<'t, (u32, u32, u64, u64), &'static [u8]>,
@@ -221,23 +225,34 @@ impl<'t> RunWriter<'t> {
         Ok(())
     }
 
-    /// Keeps the runs' size classes strictly decreasing from the oldest
-    /// run to the newest, like the digits of a binary counter: while a run
-    /// is of no larger a class than the run after it, the two are merged.
-    /// So there are at most as many runs as size classes (log₂ of the
-    /// postings), whatever the sizes of the runs added — comparing only the
-    /// two newest runs, an odd-sized run (a load's last, short commit)
-    /// would stop every merge behind it, and runs would pile up.
+    /// Keeps the runs like the digits of a counter in base [`FANOUT`]:
+    /// their levels (⌊log₂ postings / 2⌋, i.e. base 4) never increase from
+    /// the oldest run to the newest, and at most `FANOUT − 1` runs share a
+    /// level. While a run is of a lower level than the run after it (an
+    /// odd-sized run, such as a load's last, short commit), the two are
+    /// merged, so short runs cannot stop the merges behind them; then
+    /// while `FANOUT` runs share a level, they are merged into one of a
+    /// higher level. Each posting is rewritten about log₄(total / first
+    /// run) times, half as often as with pairwise merging; a query probes
+    /// up to three runs per level, which the run filters make cheap.
     fn merge_by_policy(&mut self) -> Result<()> {
         loop {
             let list = self.list.clone();
-            let Some(i) = (0..list.len().saturating_sub(1))
+            let level = |i: usize| class(list[i].1) / 2;
+            if let Some(i) = (0..list.len().saturating_sub(1))
                 .rev()
-                .find(|&i| class(list[i].1) <= class(list[i + 1].1))
-            else {
-                return Ok(());
-            };
-            self.merge(&list[i..=i + 1], list.len() == 2)?;
+                .find(|&i| level(i) < level(i + 1))
+            {
+                self.merge(&list[i..=i + 1], list.len() == 2)?;
+                continue;
+            }
+            let full = (0..list.len()).find(|&i| {
+                i + FANOUT <= list.len() && (i..i + FANOUT).all(|j| level(j) == level(i))
+            });
+            match full {
+                Some(i) => self.merge(&list[i..i + FANOUT], list.len() == FANOUT)?,
+                None => return Ok(()),
+            }
         }
     }
 

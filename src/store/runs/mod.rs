@@ -20,12 +20,14 @@
 //! of its commits' postings as a run at once: sequential inserts of a few
 //! hundred blocks instead of random inserts of every posting.
 //!
-//! **Merging.** Runs are merged like the digits of a binary counter: their
-//! size classes (⌊log₂ postings⌋) are kept strictly decreasing from the
-//! oldest run to the newest, so there is at most one run per class, and
-//! each posting is rewritten about log₂(total / first run) times,
-//! sequentially. A merge reads and writes slices of the key space of
-//! bounded size, so its memory does not grow with the file.
+//! **Merging.** Runs are merged like the digits of a counter in base 4:
+//! their levels (⌊log₂ postings / 2⌋) never increase from the oldest run
+//! to the newest, at most three runs share a level, and four runs of one
+//! level are merged into one run. So each posting is rewritten about
+//! log₄(total / first run) times, sequentially, and a look-up probes at
+//! most three runs per level (the filters below skip most of them). A
+//! merge reads and writes slices of the key space of bounded size, so its
+//! memory does not grow with the file.
 //!
 //! **Filters.** Each run has a blocked Bloom filter over its `(band, key)`
 //! pairs ([`filter`]), so a look-up reads the blocks of the runs that may
