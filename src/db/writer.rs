@@ -11,7 +11,7 @@ use crate::store::schema::{meta_keys, META};
 use crate::store::tables::{Index, Reader, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The tables of a write transaction and the pipeline that derives index
 /// keys.
@@ -193,8 +193,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             limit: Some(1),
             ..PlanOptions::default()
         };
-        let mut held: Vec<Prepared> = Vec::new();
-        let mut by_bucket: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+        let mut held = Held::default();
         let mut out = Vec::with_capacity(docs.len());
         for doc in docs {
             let doc = match doc {
@@ -204,8 +203,8 @@ impl<'t, 'p> Writer<'t, 'p> {
                     continue;
                 }
             };
-            if held.iter().any(|h| h.key == doc.key) || self.tables.id_of(&doc.key)?.is_some() {
-                self.write_held(&mut held, &mut by_bucket)?;
+            if held.keys.contains(&doc.key) || self.tables.id_of(&doc.key)?.is_some() {
+                self.write_held(&mut held)?;
                 out.push(Ok(self.insert_unique(&doc, threshold)?));
                 continue;
             }
@@ -219,66 +218,34 @@ impl<'t, 'p> Writer<'t, 'p> {
                 .hits
                 .first()
                 .copied();
-            // The best held near-duplicate: highest similarity, then earliest.
-            let mut candidates: Vec<usize> = doc
-                .band_keys
-                .iter()
-                .enumerate()
-                .filter_map(|(band, &key)| by_bucket.get(&(band, key)))
-                .flatten()
-                .copied()
-                .collect();
-            candidates.sort_unstable();
-            candidates.dedup();
-            let mut best: Option<(usize, f64)> = None;
-            for i in candidates {
-                let other = &held[i];
-                let found = plan::verify_in_memory(
-                    self.pipeline,
-                    (&doc.set, &doc.signature),
-                    (&other.set, &other.signature),
-                    threshold,
-                    options.prune,
-                );
-                if let Some(s) = found {
-                    if best.is_none_or(|(_, b)| s > b) {
-                        best = Some((i, s));
-                    }
-                }
-            }
+            let best = held.best(self.pipeline, &doc, threshold, options.prune);
+            // Ties go to the lower id: stored documents come before held ones.
             let stored = stored.filter(|&(_, s)| best.is_none_or(|(_, b)| s >= b));
             if let Some((id, s)) = stored {
                 let hit = plan::resolve(&self.tables, vec![(id, s)])?.remove(0);
                 out.push(Ok(Unique::Duplicate(hit)));
             } else if let Some((i, s)) = best {
                 out.push(Ok(Unique::Duplicate(crate::query::Hit {
-                    key: held[i].key.clone(),
+                    key: held.docs[i].key.clone(),
                     similarity: s,
                 })));
             } else {
-                for (band, &key) in doc.band_keys.iter().enumerate() {
-                    by_bucket.entry((band, key)).or_default().push(held.len());
-                }
                 held.push(doc);
                 out.push(Ok(Unique::Inserted));
             }
         }
-        self.write_held(&mut held, &mut by_bucket)?;
+        self.write_held(&mut held)?;
         Ok(out)
     }
 
-    /// Writes the held documents of [`Writer::insert_unique_many`].
-    fn write_held(
-        &mut self,
-        held: &mut Vec<Prepared>,
-        by_bucket: &mut HashMap<(usize, u64), Vec<usize>>,
-    ) -> Result<()> {
-        if !held.is_empty() {
-            let docs: Vec<&Prepared> = held.iter().collect();
+    /// Writes the held documents of [`Writer::insert_unique_many`] and
+    /// empties `held`.
+    fn write_held(&mut self, held: &mut Held) -> Result<()> {
+        if !held.docs.is_empty() {
+            let docs: Vec<&Prepared> = held.docs.iter().collect();
             self.insert_many(&docs)?;
         }
-        held.clear();
-        by_bucket.clear();
+        *held = Held::default();
         Ok(())
     }
 
@@ -286,5 +253,66 @@ impl<'t, 'p> Writer<'t, 'p> {
     pub fn finish(mut self) -> Result<()> {
         self.tables.flush_fresh()?;
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
+    }
+}
+
+/// Documents [`Writer::insert_unique_many`] accepted and has not written
+/// yet, with their band keys and keys for look-ups.
+#[derive(Default)]
+struct Held {
+    docs: Vec<Prepared>,
+    /// (band, band key) → positions in `docs`, ascending.
+    by_bucket: HashMap<(usize, u64), Vec<usize>>,
+    keys: HashSet<String>,
+}
+
+impl Held {
+    fn push(&mut self, doc: Prepared) {
+        for (band, &key) in doc.band_keys.iter().enumerate() {
+            self.by_bucket
+                .entry((band, key))
+                .or_default()
+                .push(self.docs.len());
+        }
+        self.keys.insert(doc.key.clone());
+        self.docs.push(doc);
+    }
+
+    /// The best held near-duplicate of `doc` (position, similarity):
+    /// highest similarity, then earliest; verified as the plan verifies.
+    fn best(
+        &self,
+        pipeline: &Pipeline,
+        doc: &Prepared,
+        threshold: f64,
+        prune: bool,
+    ) -> Option<(usize, f64)> {
+        let mut candidates: Vec<usize> = doc
+            .band_keys
+            .iter()
+            .enumerate()
+            .filter_map(|(band, &key)| self.by_bucket.get(&(band, key)))
+            .flatten()
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut best: Option<(usize, f64)> = None;
+        for i in candidates {
+            let other = &self.docs[i];
+            let found = plan::verify_in_memory(
+                pipeline,
+                (&doc.set, &doc.signature),
+                (&other.set, &other.signature),
+                threshold,
+                prune,
+            );
+            if let Some(s) = found {
+                if best.is_none_or(|(_, b)| s > b) {
+                    best = Some((i, s));
+                }
+            }
+        }
+        best
     }
 }

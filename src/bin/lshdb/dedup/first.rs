@@ -68,7 +68,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
                 outcomes.push((i, outcome));
                 continue;
             }
-            outcomes.push((i, Fate::Check(checks.len())));
+            outcomes.push((i, Fate::Check));
             checks.push((key, good.text.as_str()));
         }
         let batch = txn
@@ -95,14 +95,18 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
                 },
             });
         }
+        // The checked fates, in the order of their records.
+        let mut checked = checked.into_iter();
         let mut keep = vec![false; chunk.units.len()];
         for (i, outcome) in outcomes {
             let outcome = match outcome {
-                Fate::Check(at) => std::mem::replace(&mut checked[at], Fate::Keep),
-                other => other,
+                Fate::Check => checked.next().ok_or_else(|| {
+                    CliError::Message("internal error: a record was not checked".into())
+                })?,
+                decided => decided,
             };
             match outcome {
-                Fate::Keep | Fate::Check(_) => {
+                Fate::Keep | Fate::Check => {
                     keep[i] = true;
                     counts.kept += 1;
                 }
@@ -141,6 +145,6 @@ enum Fate {
     Keep,
     Drop(Drop),
     Bad(String),
-    /// Decided by the index: the slot of its check.
-    Check(usize),
+    /// Decided by the index (`insert_unique_many`), in record order.
+    Check,
 }
