@@ -241,3 +241,125 @@ fn insert_unique_many_decides_as_one_call_per_document() {
         .insert_unique_many(&[("x", "some text")], 1.5)
         .is_err());
 }
+
+/// What one dedup-on-write call decided, as text for comparing.
+fn outcome(r: lshdb::Result<Unique>) -> String {
+    match r {
+        Ok(Unique::Inserted) => "inserted".to_owned(),
+        Ok(Unique::Duplicate(hit)) => format!("{} {}", hit.key, hit.similarity),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[test]
+fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
+    // Families of edited copies (one or two words of 25 changed),
+    // interleaved, so near-duplicates meet within a chunk, across chunks
+    // and across commits; an empty text, a repeated key within a chunk, a
+    // key accepted in an earlier chunk and a stored key (those chunks go
+    // the one-by-one way).
+    let mut docs: Vec<(String, String)> = Vec::new();
+    for i in 0..400 {
+        let family = (i * 7 + i / 13) % 61;
+        let base: Vec<String> = (0..25)
+            .map(|j| format!("w{}", (family * 7919 + j * 104_729) % 1_000_003))
+            .collect();
+        let text = change(&base.join(" "), &[i % 5 * 3, 24 - i % 4], "CHANGED");
+        docs.push((format!("k{i}"), text));
+    }
+    docs.insert(150, ("empty".into(), String::new()));
+    docs.insert(200, ("k198".into(), docs[40].1.clone()));
+    docs.insert(300, ("k12".into(), docs[12].1.clone()));
+    docs.insert(333, ("stored-x".into(), docs[4].1.clone()));
+    for (chunk, batch) in [(7, 10), (64, 32_768), (1, 3), (400, 50)] {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str| {
+            let db = Database::create(dir.path().join(name), Config::jaccard(0.7)).unwrap();
+            db.insert("stored-2", docs[2].1.as_str()).unwrap();
+            db.insert("stored-x", "an unrelated stored text about gardening")
+                .unwrap();
+            db
+        };
+        let (one, many, bulk) = (open("one.lshdb"), open("many.lshdb"), open("bulk.lshdb"));
+        let singly: Vec<String> = docs
+            .iter()
+            .map(|(k, t)| outcome(one.insert_unique(k, t.as_str(), 0.7)))
+            .collect();
+        let mut by_chunk = Vec::new();
+        for part in docs.chunks(chunk) {
+            let mut txn = many.batch().unwrap();
+            by_chunk.extend(
+                txn.insert_unique_many(part, 0.7)
+                    .unwrap()
+                    .into_iter()
+                    .map(outcome),
+            );
+            txn.commit().unwrap();
+        }
+        let mut pipelined = Vec::new();
+        let options = lshdb::BulkOptions::default().batch(batch);
+        let chunks = docs.chunks(chunk).map(|part| part.to_vec());
+        let report = bulk
+            .insert_unique_bulk(chunks, 0.7, &options, |decided| {
+                pipelined.extend(decided.into_iter().map(outcome));
+                true
+            })
+            .unwrap();
+        assert_eq!(by_chunk, pipelined, "chunks of {chunk}, batch {batch}");
+        assert_eq!(singly, pipelined, "chunks of {chunk}, batch {batch}");
+        let inserted = pipelined.iter().filter(|s| *s == "inserted").count();
+        assert_eq!(report.inserted, inserted as u64);
+        assert!(pipelined.iter().any(|s| s.starts_with("stored-2 ")));
+        assert!(pipelined.iter().any(|s| s.starts_with("error")));
+        assert!(inserted > 61 && inserted < 300, "{inserted}");
+        // The same documents stored, under the same ids.
+        let contents = |db: &Database| {
+            let mut all = Vec::new();
+            db.for_each(|doc| {
+                all.push((doc.key, doc.shingles));
+                true
+            })
+            .unwrap();
+            all
+        };
+        assert_eq!(contents(&many), contents(&bulk));
+        assert!(bulk.check().unwrap().is_clean());
+        if batch < 100 && chunk < 100 {
+            assert!(report.commits > 2, "{}", report.commits);
+        }
+    }
+}
+
+#[test]
+fn insert_unique_bulk_stops_when_asked_and_keeps_what_it_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("s.lshdb"), Config::jaccard(0.7)).unwrap();
+    let chunks = (0..10).map(|c| {
+        (0..5)
+            .map(|i| {
+                (
+                    format!("c{c}-{i}"),
+                    format!("{OTHER} {c} {i} {}", "x ".repeat(c * 5 + i)),
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut seen = 0;
+    let report = db
+        .insert_unique_bulk(chunks, 0.99, &Default::default(), |decided| {
+            seen += decided.len();
+            seen < 15
+        })
+        .unwrap();
+    assert!(report.stopped);
+    assert_eq!(seen, 15);
+    assert_eq!(db.len().unwrap(), report.inserted);
+    assert!(db
+        .insert_unique_bulk(
+            Vec::<Vec<(&str, &str)>>::new(),
+            1.5,
+            &Default::default(),
+            |_| true
+        )
+        .is_err());
+}

@@ -178,28 +178,22 @@ impl Database {
             }
             chunk
         };
-        let mut prepared = self.prepare_chunk(next_chunk());
-        while !prepared.is_empty() {
-            let upcoming = next_chunk();
-            let (written, next) = rayon::join(
-                || self.write_chunk(&prepared),
-                || self.prepare_chunk(upcoming),
-            );
-            let (inserted, replaced) = written?;
-            report.inserted += inserted;
-            report.replaced += replaced;
-            report.commits += 1;
-            report.rejected.extend(
-                prepared
-                    .into_iter()
-                    .filter_map(|(key, p)| p.err().map(|e| (key, e))),
-            );
-            if !progress(&report) {
-                report.stopped = true;
-                break;
-            }
-            prepared = next;
-        }
+        report.stopped = pipeline(
+            || Some(next_chunk()).filter(|chunk| !chunk.is_empty()),
+            |chunk| self.prepare_chunk(chunk),
+            |prepared| Ok((self.write_chunk(&prepared)?, prepared)),
+            |((inserted, replaced), prepared)| {
+                report.inserted += inserted;
+                report.replaced += replaced;
+                report.commits += 1;
+                report.rejected.extend(
+                    prepared
+                        .into_iter()
+                        .filter_map(|(key, p)| p.err().map(|e| (key, e))),
+                );
+                progress(&report)
+            },
+        )?;
         Ok(report)
     }
 
@@ -238,5 +232,33 @@ impl Database {
             Ok((docs.len() as u64, replaced))
         })
         .map_err(|e| self.poison(e))
+    }
+}
+
+/// The pipeline of the bulk loaders: while `work` takes one chunk on this
+/// side (writing it), `ready` prepares the next — from `next`, read one
+/// chunk ahead — on the other cores. `after` sees each chunk's work in
+/// order, back on the calling thread, and returns false to stop. Returns
+/// whether `after` stopped it.
+pub(super) fn pipeline<C: Send, P: Send, W: Send>(
+    mut next: impl FnMut() -> Option<C>,
+    ready: impl Fn(C) -> P + Sync,
+    mut work: impl FnMut(P) -> Result<W> + Send,
+    mut after: impl FnMut(W) -> bool,
+) -> Result<bool> {
+    let Some(first) = next() else {
+        return Ok(false);
+    };
+    let mut current = ready(first);
+    loop {
+        let upcoming = next();
+        let (done, prepared) = rayon::join(|| work(current), || upcoming.map(&ready));
+        if !after(done?) {
+            return Ok(true);
+        }
+        match prepared {
+            Some(prepared) => current = prepared,
+            None => return Ok(false),
+        }
     }
 }

@@ -13,12 +13,14 @@
 mod batch;
 mod bulk;
 mod containment;
+mod held;
 mod labels;
 mod maintain;
 mod open;
 mod pairs;
 mod query;
 mod salvage;
+mod unique;
 mod writer;
 
 pub use batch::Batch;
@@ -31,6 +33,7 @@ pub use maintain::{CheckReport, Stats};
 pub use open::Builder;
 pub use query::Query;
 pub use salvage::SkippedDocument;
+pub use unique::UniqueReport;
 
 use crate::config::{Config, Settings};
 use crate::pipeline::{Document, Pipeline};

@@ -1,6 +1,7 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
+use super::held::Held;
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
@@ -11,7 +12,6 @@ use crate::store::schema::{meta_keys, META};
 use crate::store::tables::{Index, Reader, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
-use std::collections::{HashMap, HashSet};
 
 /// The tables of a write transaction and the pipeline that derives index
 /// keys.
@@ -121,6 +121,59 @@ impl<'t, 'p> Writer<'t, 'p> {
         Ok(replaced)
     }
 
+    /// `n` fresh document ids; returns the first.
+    pub fn take_ids(&mut self, n: usize) -> u64 {
+        self.next_id += n as u64;
+        self.next_id - n as u64
+    }
+
+    /// Stores documents whose keys are not stored yet, under ids from
+    /// [`Writer::take_ids`], in the order given (key order keeps the key
+    /// table's inserts sequential); their MinHash postings are appended to
+    /// `run` instead, for [`Writer::put_run`]. So a pipeline can store
+    /// documents chunk by chunk and their postings as one run per commit.
+    pub fn put_new(
+        &mut self,
+        docs: &[(&Prepared, u64)],
+        run: &mut Vec<(u32, u64, u64)>,
+    ) -> Result<()> {
+        let mut keys = Vec::with_capacity(docs.len());
+        let mut blocks = Vec::new();
+        for &(doc, id) in docs {
+            let encoded = doc.encode();
+            self.tables.put_records(id, &encoded)?;
+            keys.push((doc.key.as_str(), id));
+            run.extend(
+                doc.band_keys
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &k)| (b as u32, k, id)),
+            );
+            blocks.extend(
+                doc.blocks
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &v)| (b as u32, v, id)),
+            );
+        }
+        blocks.sort_unstable();
+        self.tables.put_postings(&keys, &[], &blocks)?;
+        if let Some(containment) = &mut self.containment {
+            containment.put_many(docs.iter().map(|&(doc, id)| (id, doc.encode().signature)))?;
+        }
+        Ok(())
+    }
+
+    /// Writes MinHash postings (of documents stored with
+    /// [`Writer::put_new`]) as one posting run.
+    pub fn put_run(&mut self, mut postings: Vec<(u32, u64, u64)>) -> Result<()> {
+        if postings.is_empty() {
+            return Ok(());
+        }
+        postings.sort_unstable();
+        self.tables.put_run(&[], postings, &[])
+    }
+
     /// Removes the document under `key`; false when there is none.
     pub fn remove(&mut self, key: &str) -> Result<bool> {
         let Some(id) = self.tables.id_of(key)? else {
@@ -203,7 +256,7 @@ impl<'t, 'p> Writer<'t, 'p> {
                     continue;
                 }
             };
-            if held.keys.contains(&doc.key) || self.tables.id_of(&doc.key)?.is_some() {
+            if held.contains_key(&doc.key) || self.tables.id_of(&doc.key)?.is_some() {
                 self.write_held(&mut held)?;
                 out.push(Ok(self.insert_unique(&doc, threshold)?));
                 continue;
@@ -226,11 +279,13 @@ impl<'t, 'p> Writer<'t, 'p> {
                 out.push(Ok(Unique::Duplicate(hit)));
             } else if let Some((i, s)) = best {
                 out.push(Ok(Unique::Duplicate(crate::query::Hit {
-                    key: held.docs[i].key.clone(),
+                    key: held.get(i).0.key.clone(),
                     similarity: s,
                 })));
             } else {
-                held.push(doc);
+                // Ranked by position: ties go to the earlier document.
+                let rank = held.len() as u64;
+                held.push(doc, rank);
                 out.push(Ok(Unique::Inserted));
             }
         }
@@ -241,8 +296,8 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// Writes the held documents of [`Writer::insert_unique_many`] and
     /// empties `held`.
     fn write_held(&mut self, held: &mut Held) -> Result<()> {
-        if !held.docs.is_empty() {
-            let docs: Vec<&Prepared> = held.docs.iter().collect();
+        if !held.is_empty() {
+            let docs: Vec<&Prepared> = held.docs().map(|(doc, _)| doc).collect();
             self.insert_many(&docs)?;
         }
         *held = Held::default();
@@ -253,66 +308,5 @@ impl<'t, 'p> Writer<'t, 'p> {
     pub fn finish(mut self) -> Result<()> {
         self.tables.flush_fresh()?;
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
-    }
-}
-
-/// Documents [`Writer::insert_unique_many`] accepted and has not written
-/// yet, with their band keys and keys for look-ups.
-#[derive(Default)]
-struct Held {
-    docs: Vec<Prepared>,
-    /// (band, band key) → positions in `docs`, ascending.
-    by_bucket: HashMap<(usize, u64), Vec<usize>>,
-    keys: HashSet<String>,
-}
-
-impl Held {
-    fn push(&mut self, doc: Prepared) {
-        for (band, &key) in doc.band_keys.iter().enumerate() {
-            self.by_bucket
-                .entry((band, key))
-                .or_default()
-                .push(self.docs.len());
-        }
-        self.keys.insert(doc.key.clone());
-        self.docs.push(doc);
-    }
-
-    /// The best held near-duplicate of `doc` (position, similarity):
-    /// highest similarity, then earliest; verified as the plan verifies.
-    fn best(
-        &self,
-        pipeline: &Pipeline,
-        doc: &Prepared,
-        threshold: f64,
-        prune: bool,
-    ) -> Option<(usize, f64)> {
-        let mut candidates: Vec<usize> = doc
-            .band_keys
-            .iter()
-            .enumerate()
-            .filter_map(|(band, &key)| self.by_bucket.get(&(band, key)))
-            .flatten()
-            .copied()
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut best: Option<(usize, f64)> = None;
-        for i in candidates {
-            let other = &self.docs[i];
-            let found = plan::verify_in_memory(
-                pipeline,
-                (&doc.set, &doc.signature),
-                (&other.set, &other.signature),
-                threshold,
-                prune,
-            );
-            if let Some(s) = found {
-                if best.is_none_or(|(_, b)| s > b) {
-                    best = Some((i, s));
-                }
-            }
-        }
-        best
     }
 }

@@ -1,0 +1,139 @@
+//! [`Held`]: documents that dedup-on-write accepted and that the index
+//! look-ups do not see yet, kept in memory with their band keys and checked
+//! as the query planner checks stored documents.
+
+use crate::pipeline::{Pipeline, Prepared};
+use crate::query::plan;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Accepted documents not yet visible to the look-ups, in the order they
+/// were accepted, each with its rank: its document id once it has one,
+/// else a number above every id. Of equally similar documents the one of
+/// lowest rank wins, as the planner ranks stored documents by id.
+#[derive(Default)]
+pub(crate) struct Held {
+    docs: Vec<(Prepared, u64)>,
+    /// (band, band key) → the last document posted there, as position + 1.
+    heads: HashMap<(u32, u64), u32, BuildHasherDefault<BandKeyHasher>>,
+    /// Per (document, band): the previous document in that bucket, as
+    /// position + 1 (0 ends the list).
+    next: Vec<u32>,
+    keys: HashSet<String>,
+    /// Shingles held, summed over the documents.
+    shingles: usize,
+}
+
+impl Held {
+    /// Adds an accepted document with its rank.
+    pub fn push(&mut self, doc: Prepared, rank: u64) {
+        let at = self.docs.len() as u32 + 1;
+        for (band, &key) in doc.band_keys.iter().enumerate() {
+            let previous = self.heads.insert((band as u32, key), at).unwrap_or(0);
+            self.next.push(previous);
+        }
+        self.keys.insert(doc.key.clone());
+        self.shingles += doc.set.len();
+        self.docs.push((doc, rank));
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Shingles held, summed over the documents (a measure of memory).
+    pub fn shingles(&self) -> usize {
+        self.shingles
+    }
+
+    /// Whether a held document has `key`.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.keys.contains(key)
+    }
+
+    /// The document at `position` and its rank.
+    pub fn get(&self, position: usize) -> &(Prepared, u64) {
+        &self.docs[position]
+    }
+
+    /// Gives the document at `position` its rank.
+    pub fn set_rank(&mut self, position: usize, rank: u64) {
+        self.docs[position].1 = rank;
+    }
+
+    /// The documents in the order they were accepted, with their ranks.
+    pub fn docs(&self) -> impl Iterator<Item = &(Prepared, u64)> {
+        self.docs.iter()
+    }
+
+    /// The best held near-duplicate of `doc` (position, similarity):
+    /// highest similarity, then lowest rank; verified as the plan verifies.
+    pub fn best(
+        &self,
+        pipeline: &Pipeline,
+        doc: &Prepared,
+        threshold: f64,
+        prune: bool,
+    ) -> Option<(usize, f64)> {
+        let bands = doc.band_keys.len();
+        let mut candidates = Vec::new();
+        for (band, &key) in doc.band_keys.iter().enumerate() {
+            let mut at = self.heads.get(&(band as u32, key)).copied().unwrap_or(0);
+            while at != 0 {
+                let position = at as usize - 1;
+                candidates.push(position);
+                at = self.next[position * bands + band];
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut best: Option<(usize, f64)> = None;
+        for i in candidates {
+            let (other, rank) = &self.docs[i];
+            let found = plan::verify_in_memory(
+                pipeline,
+                (&doc.set, &doc.signature),
+                (&other.set, &other.signature),
+                threshold,
+                prune,
+            );
+            if let Some(s) = found {
+                let better =
+                    best.is_none_or(|(b, bs)| s > bs || (s == bs && *rank < self.docs[b].1));
+                if better {
+                    best = Some((i, s));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Hashes (band, band key) pairs: band keys are hashes already, so one
+/// multiply mixes the band in.
+#[derive(Default)]
+struct BandKeyHasher(u64);
+
+impl Hasher for BandKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}

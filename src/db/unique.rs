@@ -1,0 +1,435 @@
+//! Dedup-on-write in bulk ([`Database::insert_unique_bulk`]): chunks of
+//! documents, each decided as [`super::Batch::insert_unique_many`] decides
+//! it, on the bulk loaders' pipeline. While one chunk is checked against
+//! the documents accepted since the last commit (held in memory) and
+//! written, the next one is prepared and looked up in the last committed
+//! snapshot on the other cores.
+
+use super::bulk::{pipeline, AsDocument, BulkOptions};
+use super::held::Held;
+use super::writer::Writer;
+use super::{Database, Unique};
+use crate::pipeline::{Prepared, Sketch};
+use crate::query::plan::{self, PlanOptions};
+use crate::query::Hit;
+use crate::store::tables::{Index, ReadTables, Reader};
+use crate::Result;
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// What [`Database::insert_unique_bulk`] did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct UniqueReport {
+    /// Documents stored, all committed.
+    pub inserted: u64,
+    /// Documents not stored, being near-duplicates of stored ones.
+    pub duplicates: u64,
+    /// Transactions committed.
+    pub commits: u64,
+    /// Whether the callback asked to stop early.
+    pub stopped: bool,
+}
+
+/// The ranks of held documents that have no id yet: above every id, in the
+/// order they were accepted.
+const UNNUMBERED: u64 = 1 << 63;
+
+/// A committed state the look-ups read, after `commits` commits of this
+/// load.
+struct Snapshot {
+    commits: u64,
+    txn: redb::ReadTransaction,
+}
+
+/// A chunk prepared and looked up in a snapshot.
+struct Looked {
+    /// The snapshot's `commits`.
+    commits: u64,
+    docs: Vec<Result<(Prepared, Found)>>,
+}
+
+/// What a snapshot holds for a document.
+#[derive(Default)]
+struct Found {
+    /// A document under its key.
+    own: bool,
+    /// The best near-duplicate.
+    best: Option<Hit>,
+}
+
+impl Database {
+    /// Dedup-on-write of a stream of chunks: each chunk is decided as
+    /// [`super::Batch::insert_unique_many`] decides it, seeing every
+    /// document accepted before it, and `decided` gets the chunk's
+    /// outcomes, in order, before the next chunk's. Much faster than
+    /// `insert_unique_many` chunk after chunk: the next chunk is shingled,
+    /// hashed and looked up in the last committed state on every core
+    /// while this one is checked against the documents accepted since and
+    /// written, and the accepted documents' postings are written as one
+    /// run per transaction. A transaction commits once it holds
+    /// [`BulkOptions::batch`] accepted documents (or shingles for
+    /// [`BulkOptions::max_chunk_bytes`] bytes, 4 each), and at the end;
+    /// `decided` returning false stops the load there, after committing
+    /// what was decided. A chunk with a key that is stored, accepted
+    /// earlier, or repeated in it goes the one-by-one way.
+    ///
+    /// ```
+    /// use lshdb::{BulkOptions, Config, Database, Unique};
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path().join("u.lshdb"), Config::jaccard(0.8))?;
+    /// let text = "the quick brown fox jumps over the lazy dog";
+    /// let chunks = vec![vec![("a", text), ("b", "another text entirely")], vec![("c", text)]];
+    /// let mut outcomes = Vec::new();
+    /// let report = db.insert_unique_bulk(chunks, 0.8, &BulkOptions::default(), |chunk| {
+    ///     outcomes.extend(chunk.into_iter().map(|o| o.map_err(|e| e.to_string())));
+    ///     true
+    /// })?;
+    /// assert_eq!(report.inserted, 2);
+    /// assert!(matches!(&outcomes[2], Ok(Unique::Duplicate(hit)) if hit.key == "a"));
+    /// assert_eq!(db.len()?, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A document that cannot be indexed (empty, too large, bad key) gets
+    /// its error in its slot; a storage error stops the load, documents of
+    /// earlier commits staying stored.
+    pub fn insert_unique_bulk<I, K, T>(
+        &self,
+        chunks: I,
+        threshold: f64,
+        options: &BulkOptions,
+        mut decided: impl FnMut(Vec<Result<Unique>>) -> bool,
+    ) -> Result<UniqueReport>
+    where
+        I: IntoIterator<Item = Vec<(K, T)>>,
+        K: AsRef<str> + Send,
+        T: AsDocument + Send,
+    {
+        crate::config::check_threshold("threshold", threshold)?;
+        self.check_poisoned()?;
+        let plan = PlanOptions {
+            threshold,
+            limit: Some(1),
+            ..PlanOptions::default()
+        };
+        // The write transaction first: no other commit can come between it
+        // and the snapshot.
+        let (txn, snapshot) = crate::guard::guard(|| {
+            let txn = self.writable()?.begin_write()?;
+            let snapshot = Snapshot {
+                commits: 0,
+                txn: self.store().begin_read()?,
+            };
+            Ok((txn, Mutex::new(Arc::new(snapshot))))
+        })?;
+        let mut state = Writing {
+            db: self,
+            txn: Some(txn),
+            snapshot: &snapshot,
+            commits: 0,
+            relooked_from: 0,
+            older: Vec::new(),
+            held: Held::default(),
+            run: Vec::new(),
+            plan: plan.clone(),
+            batch: options.batch.max(1),
+            max_shingles: (options.max_chunk_bytes / 4).max(1),
+        };
+        let mut report = UniqueReport::default();
+        let mut chunks = chunks.into_iter();
+        report.stopped = pipeline(
+            || chunks.next(),
+            |chunk| crate::guard::guard(|| self.look_up(chunk, &snapshot, &plan)),
+            |looked| crate::guard::guard(|| state.decide(looked?)),
+            |outcomes| {
+                for outcome in &outcomes {
+                    match outcome {
+                        Ok(Unique::Inserted) => report.inserted += 1,
+                        Ok(Unique::Duplicate(_)) => report.duplicates += 1,
+                        Err(_) => {}
+                    }
+                }
+                decided(outcomes)
+            },
+        )
+        .map_err(|e| self.poison(e))?;
+        crate::guard::guard(|| state.finish()).map_err(|e| self.poison(e))?;
+        report.commits = state.commits;
+        Ok(report)
+    }
+
+    /// Prepares a chunk and looks its documents up in the latest snapshot,
+    /// on every core.
+    fn look_up<K, T>(
+        &self,
+        chunk: Vec<(K, T)>,
+        snapshot: &Mutex<Arc<Snapshot>>,
+        plan: &PlanOptions,
+    ) -> Result<Looked>
+    where
+        K: AsRef<str> + Send,
+        T: AsDocument + Send,
+    {
+        let snapshot = Arc::clone(&snapshot.lock());
+        let pipeline = self.pipeline();
+        let docs = chunk
+            .into_par_iter()
+            .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
+            .collect();
+        self.look_up_prepared(docs, &snapshot, plan)
+    }
+
+    /// Looks prepared documents up in `snapshot`, on every core.
+    fn look_up_prepared(
+        &self,
+        docs: Vec<Result<Prepared>>,
+        snapshot: &Snapshot,
+        plan: &PlanOptions,
+    ) -> Result<Looked> {
+        let tables = ReadTables::open(&snapshot.txn)?;
+        let empty = tables.len()? == 0;
+        let reader = self.cache().reader(&tables);
+        let pipeline = self.pipeline();
+        let docs = docs
+            .into_par_iter()
+            .map(|doc| {
+                let mut doc = doc?;
+                if empty {
+                    return Ok((doc, Found::default()));
+                }
+                if reader.index().id_of(&doc.key)?.is_some() {
+                    let found = Found {
+                        own: true,
+                        best: None,
+                    };
+                    return Ok((doc, found));
+                }
+                let sketch = Sketch {
+                    set: std::mem::take(&mut doc.set),
+                    signature: std::mem::take(&mut doc.signature),
+                    band_keys: std::mem::take(&mut doc.band_keys),
+                    simhash: 0,
+                };
+                let planned = plan::run(&reader, pipeline, &sketch, plan);
+                (doc.set, doc.signature, doc.band_keys) =
+                    (sketch.set, sketch.signature, sketch.band_keys);
+                let best = plan::resolve(&reader, planned?.hits)?.into_iter().next();
+                Ok((doc, Found { own: false, best }))
+            })
+            .collect::<Vec<Result<(Prepared, Found)>>>();
+        // A storage error fails the load; a document's own error stays in
+        // its slot.
+        let docs = docs
+            .into_iter()
+            .map(|doc| match doc {
+                Err(err) if is_storage(&err) => Err(err),
+                other => Ok(other),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Looked {
+            commits: snapshot.commits,
+            docs,
+        })
+    }
+}
+
+/// Whether `err` is a failure of storage (stops the load) rather than of a
+/// document.
+fn is_storage(err: &crate::Error) -> bool {
+    matches!(
+        err,
+        crate::Error::Storage(_) | crate::Error::Io { .. } | crate::Error::Corrupted(_)
+    )
+}
+
+/// The error of a load whose transaction a failed commit ended.
+fn ended() -> crate::Error {
+    crate::Error::Poisoned("the load's transaction ended".into())
+}
+
+/// The writing side of [`Database::insert_unique_bulk`].
+struct Writing<'a> {
+    db: &'a Database,
+    /// Open until the end.
+    txn: Option<redb::WriteTransaction>,
+    /// The snapshot the next look-ups read.
+    snapshot: &'a Mutex<Arc<Snapshot>>,
+    /// Commits so far.
+    commits: u64,
+    /// Chunks looked up in a snapshot older than this many commits are
+    /// looked up again (a one-by-one chunk was committed since).
+    relooked_from: u64,
+    /// Documents accepted in committed transactions that a chunk may have
+    /// been looked up without: (the commits that made them visible, them).
+    older: Vec<(u64, Held)>,
+    /// Documents accepted in the open transaction.
+    held: Held,
+    /// The postings of `held`, for one run at commit.
+    run: Vec<(u32, u64, u64)>,
+    plan: PlanOptions,
+    batch: usize,
+    max_shingles: usize,
+}
+
+impl Writing<'_> {
+    fn txn(&self) -> Result<&redb::WriteTransaction> {
+        self.txn.as_ref().ok_or_else(ended)
+    }
+
+    /// Decides a looked-up chunk, writes the documents it accepts, and
+    /// commits when the transaction is full.
+    fn decide(&mut self, mut looked: Looked) -> Result<Vec<Result<Unique>>> {
+        if looked.commits < self.relooked_from {
+            let snapshot = Arc::clone(&self.snapshot.lock());
+            let docs = looked
+                .docs
+                .into_iter()
+                .map(|d| d.map(|(doc, _)| doc))
+                .collect();
+            looked = self.db.look_up_prepared(docs, &snapshot, &self.plan)?;
+        }
+        // Later chunks are looked up in this snapshot or a newer one.
+        self.older.retain(|(visible, _)| *visible > looked.commits);
+        if self.one_by_one(&looked) {
+            return self.decide_one_by_one(looked);
+        }
+        let pipeline = self.db.pipeline();
+        let (threshold, prune) = (self.plan.threshold, self.plan.prune);
+        let start = self.held.len();
+        let mut out = Vec::with_capacity(looked.docs.len());
+        for doc in looked.docs {
+            let (doc, found) = match doc {
+                Ok(doc) => doc,
+                Err(err) => {
+                    out.push(Err(err));
+                    continue;
+                }
+            };
+            // The best held one: highest similarity, then lowest rank.
+            let mut held: Option<(f64, u64, &str)> = None;
+            for h in self.older.iter().map(|(_, h)| h).chain([&self.held]) {
+                if let Some((i, s)) = h.best(pipeline, &doc, threshold, prune) {
+                    let (other, rank) = h.get(i);
+                    if held.is_none_or(|(b, r, _)| s > b || (s == b && *rank < r)) {
+                        held = Some((s, *rank, &other.key));
+                    }
+                }
+            }
+            // Ties go to the lower id: stored documents come before held ones.
+            let stored = found
+                .best
+                .filter(|hit| held.is_none_or(|(b, _, _)| hit.similarity >= b));
+            if let Some(hit) = stored {
+                out.push(Ok(Unique::Duplicate(hit)));
+            } else if let Some((similarity, _, key)) = held {
+                out.push(Ok(Unique::Duplicate(Hit {
+                    key: key.to_owned(),
+                    similarity,
+                })));
+            } else {
+                let rank = UNNUMBERED + self.held.len() as u64;
+                self.held.push(doc, rank);
+                out.push(Ok(Unique::Inserted));
+            }
+        }
+        self.write_accepted(start)?;
+        if self.held.len() >= self.batch || self.held.shingles() >= self.max_shingles {
+            self.commit()?;
+        }
+        Ok(out)
+    }
+
+    /// Whether a key of the chunk is stored, held, or repeated in it.
+    fn one_by_one(&self, looked: &Looked) -> bool {
+        let mut keys = HashSet::new();
+        looked.docs.iter().flatten().any(|(doc, found)| {
+            found.own
+                || !keys.insert(doc.key.as_str())
+                || self.held.contains_key(&doc.key)
+                || self.older.iter().any(|(_, h)| h.contains_key(&doc.key))
+        })
+    }
+
+    /// Gives the documents accepted from `start` on their ids, in key
+    /// order (as [`Writer::insert_many`] numbers them), and stores them.
+    fn write_accepted(&mut self, start: usize) -> Result<()> {
+        if self.held.len() == start {
+            return Ok(());
+        }
+        let mut order: Vec<usize> = (start..self.held.len()).collect();
+        order.sort_by(|&a, &b| self.held.get(a).0.key.cmp(&self.held.get(b).0.key));
+        let txn = self.txn.as_ref().ok_or_else(ended)?;
+        let mut writer = Writer::open(txn, self.db.pipeline())?;
+        let first = writer.take_ids(order.len());
+        for (n, &i) in order.iter().enumerate() {
+            self.held.set_rank(i, first + n as u64);
+        }
+        let docs: Vec<(&Prepared, u64)> = order
+            .iter()
+            .map(|&i| {
+                let (doc, rank) = self.held.get(i);
+                (doc, *rank)
+            })
+            .collect();
+        writer.put_new(&docs, &mut self.run)?;
+        writer.finish()
+    }
+
+    /// A chunk with keys already stored or held, decided by
+    /// [`Writer::insert_unique_many`] in the transaction once everything
+    /// accepted is in it; then committed, and later chunks looked up again.
+    fn decide_one_by_one(&mut self, looked: Looked) -> Result<Vec<Result<Unique>>> {
+        let docs = looked
+            .docs
+            .into_iter()
+            .map(|d| d.map(|(doc, _)| doc))
+            .collect();
+        let out = {
+            let run = std::mem::take(&mut self.run);
+            let mut writer = Writer::open(self.txn()?, self.db.pipeline())?;
+            writer.put_run(run)?;
+            let out = writer.insert_unique_many(docs, self.plan.threshold)?;
+            writer.finish()?;
+            out
+        };
+        self.commit()?;
+        self.older.clear();
+        self.relooked_from = self.commits;
+        Ok(out)
+    }
+
+    /// Writes the held documents' run and commits, and opens the next
+    /// transaction and snapshot.
+    fn commit(&mut self) -> Result<()> {
+        self.finish()?;
+        let held = std::mem::take(&mut self.held);
+        if !held.is_empty() {
+            self.older.push((self.commits, held));
+        }
+        self.txn = Some(self.db.writable()?.begin_write()?);
+        *self.snapshot.lock() = Arc::new(Snapshot {
+            commits: self.commits,
+            txn: self.db.store().begin_read()?,
+        });
+        Ok(())
+    }
+
+    /// Writes the held documents' run and commits.
+    fn finish(&mut self) -> Result<()> {
+        {
+            let run = std::mem::take(&mut self.run);
+            let mut writer = Writer::open(self.txn()?, self.db.pipeline())?;
+            writer.put_run(run)?;
+            writer.finish()?;
+        }
+        if let Some(txn) = self.txn.take() {
+            txn.commit()?;
+        }
+        self.commits += 1;
+        Ok(())
+    }
+}
