@@ -1,8 +1,11 @@
-//! Keep policy `first`: one streaming pass. Each chunk of records is
-//! checked against the database (and the records kept before it) with
-//! `insert_unique_many`; the kept records are written out as they come.
+//! Keep policy `first`: one streaming pass. The records of each chunk that
+//! need the index go, as one chunk, to `Database::insert_unique_bulk`,
+//! which prepares and looks up the next chunk while it decides this one;
+//! each chunk's kept records are written out once it is decided.
 
 use super::*;
+use crate::records::Chunk;
+use std::collections::VecDeque;
 
 /// Keep policy `first`, streaming.
 pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<Target, CliError> {
@@ -10,134 +13,92 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
         args,
         db,
         threshold,
-        resuming,
-        fresh,
         fields,
         format,
+        ..
     } = *run;
     let Outputs { side, counts, bar } = out;
-    let mut sink: Option<Sink<Target>> = None;
-    let mut target = Some(target);
+    let mut chunks = Chunks::new(&args.inputs, format, fields);
+    // What went wrong reading or writing, which ends the load.
+    let failure: RefCell<Option<CliError>> = RefCell::new(None);
+    let counts = RefCell::new(counts);
+    // Chunks read and not yet decided, in order.
+    let pending: RefCell<VecDeque<Pending>> = RefCell::new(VecDeque::new());
     // Keys of this run: key → line, for repeated ids.
     let mut seen: HashMap<String, u64> = HashMap::new();
-    let mut txn = Some(db.batch()?);
-    let mut in_txn = 0usize;
-    let outcome = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
-        let place = Place {
-            inputs: &args.inputs,
-            input,
-        };
-        if sink.is_none() {
-            let out = target
-                .take()
-                .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
-            sink = Some(Sink::new(out, layout)?);
+    let mut layout_sent = false;
+    let read = std::iter::from_fn(|| {
+        if failure.borrow().is_some() {
+            return None;
         }
-        // What each record comes to, in input order; records to check
-        // against the index go to one `insert_unique_many` per chunk.
-        let mut outcomes: Vec<(usize, Fate)> = Vec::with_capacity(chunk.units.len());
-        let mut checks: Vec<(String, &str)> = Vec::new();
-        for (i, (line, parsed)) in chunk.units.iter().enumerate() {
-            let good = match parsed {
-                Parsed::Blank => continue,
-                Parsed::Bad(reason) => {
-                    counts.read += 1;
-                    outcomes.push((i, Fate::Bad(reason.clone())));
-                    continue;
-                }
-                Parsed::Good(good) => good,
-            };
-            counts.read += 1;
-            bar.inc(1);
-            let key = good.id.clone().unwrap_or_else(|| place.key(*line));
-            if let Some(first_line) = seen.get(&key) {
-                let reason = format!(
-                    "repeated id: `{}` is also at line {first_line}",
-                    short(&key)
-                );
-                outcomes.push((i, Fate::Bad(reason)));
-                continue;
-            }
-            seen.insert(key.clone(), *line);
-            if !fresh && db.contains(&key)? {
-                let outcome = match stored_before(db, &key, &good.text, threshold, resuming)? {
-                    Ok(None) => Fate::Keep,
-                    Ok(Some(drop)) => Fate::Drop(drop),
-                    Err(reason) => Fate::Bad(reason),
+        let read = chunks.next_chunk().and_then(|next| match next {
+            None => Ok(None),
+            Some((input, chunk)) => {
+                let place = Place {
+                    inputs: &args.inputs,
+                    input,
                 };
-                outcomes.push((i, outcome));
-                continue;
+                let mut counts = counts.borrow_mut();
+                let mut triaged = triage(&place, chunk, &mut seen, &mut counts, bar, run);
+                // The first chunk carries the layout the output is written with.
+                if let Ok((pending, _)) = &mut triaged {
+                    if !layout_sent {
+                        pending.layout = chunks.layout().cloned();
+                        layout_sent = true;
+                    }
+                }
+                triaged.map(Some)
             }
-            outcomes.push((i, Fate::Check));
-            checks.push((key, good.text.as_str()));
-        }
-        let batch = txn
-            .as_mut()
-            .ok_or_else(|| CliError::Message("internal error: no transaction".into()))?;
-        let mut checked = Vec::with_capacity(checks.len());
-        for ((key, _), done) in checks
-            .iter()
-            .zip(batch.insert_unique_many(&checks, threshold)?)
-        {
-            checked.push(match done {
-                Ok(Unique::Inserted) => {
-                    in_txn += 1;
-                    Fate::Keep
-                }
-                Ok(Unique::Duplicate(hit)) => Fate::Drop(Drop {
-                    id: key.clone(),
-                    of: hit.key,
-                    similarity: hit.similarity,
-                }),
-                Err(err) => match refusal(&err) {
-                    Some(reason) => Fate::Bad(reason),
-                    None => return Err(err.into()),
-                },
-            });
-        }
-        // The checked fates, in the order of their records.
-        let mut checked = checked.into_iter();
-        let mut keep = vec![false; chunk.units.len()];
-        for (i, outcome) in outcomes {
-            let outcome = match outcome {
-                Fate::Check => checked.next().ok_or_else(|| {
-                    CliError::Message("internal error: a record was not checked".into())
-                })?,
-                decided => decided,
-            };
-            match outcome {
-                Fate::Keep | Fate::Check => {
-                    keep[i] = true;
-                    counts.kept += 1;
-                }
-                Fate::Drop(drop) => {
-                    counts.dropped += 1;
-                    side.record(drop)?;
-                }
-                Fate::Bad(reason) => bad(counts, &place, chunk.units[i].0, &reason),
+        });
+        match read {
+            Ok(Some((chunk, checks))) => {
+                pending.borrow_mut().push_back(chunk);
+                Some(checks)
+            }
+            Ok(None) => None,
+            Err(err) => {
+                *failure.borrow_mut() = Some(err);
+                None
             }
         }
-        if in_txn >= args.batch.max(1) {
-            if let Some(done) = txn.take() {
-                done.commit()?;
-            }
-            txn = Some(db.batch()?);
-            in_txn = 0;
-        }
-        if let Some(sink) = &mut sink {
-            sink.write(&chunk, &keep)?;
-        }
-        if interrupted() {
-            return fail("interrupted");
-        }
-        Ok(())
     });
-    // Commit what was checked, also when stopped.
-    if let Some(done) = txn.take() {
-        done.commit()?;
+    let mut sink: Option<Sink<Target>> = None;
+    let mut target = Some(target);
+    let options = BulkOptions::default().batch(args.batch);
+    let loaded = db.insert_unique_bulk(read, threshold, &options, |decided| {
+        let Some(chunk) = pending.borrow_mut().pop_front() else {
+            return false;
+        };
+        let mut counts = counts.borrow_mut();
+        let outputs = (&mut sink, &mut target, &mut *side);
+        let written = write_decided(&args.inputs, chunk, decided, outputs, &mut counts);
+        if let Err(err) = written {
+            *failure.borrow_mut() = Some(err);
+            return false;
+        }
+        !interrupted()
+    });
+    // Everything checked is committed, also when stopped.
+    loaded?;
+    if let Some(err) = failure.into_inner() {
+        return Err(err);
     }
-    let layout = outcome?;
-    finish_output(sink, target, layout)
+    if interrupted() {
+        return fail("interrupted");
+    }
+    finish_output(sink, target, chunks.layout().cloned())
+}
+
+/// A chunk read and waiting for the index's decisions.
+struct Pending {
+    input: usize,
+    chunk: Chunk,
+    /// What each record comes to, in input order (blank lines left out).
+    fates: Vec<(usize, Fate)>,
+    /// The keys of the records checked against the index, in order.
+    keys: Vec<String>,
+    /// The first chunk's: the layout the output is written with.
+    layout: Option<Layout>,
 }
 
 /// What a record of policy `first` comes to.
@@ -145,6 +106,130 @@ enum Fate {
     Keep,
     Drop(Drop),
     Bad(String),
-    /// Decided by the index (`insert_unique_many`), in record order.
+    /// Decided by the index (`insert_unique_bulk`), in record order.
     Check,
+}
+
+/// Decides what it can of a chunk's records without the index (bad
+/// records, repeated ids, names stored before this run); returns the
+/// chunk with those fates and the (key, text) of the records left for the
+/// index.
+fn triage(
+    place: &Place<'_>,
+    mut chunk: Chunk,
+    seen: &mut HashMap<String, u64>,
+    counts: &mut Counts,
+    bar: &indicatif::ProgressBar,
+    run: &Run<'_>,
+) -> Result<(Pending, Vec<(String, String)>), CliError> {
+    let mut fates: Vec<(usize, Fate)> = Vec::with_capacity(chunk.units.len());
+    let mut checks: Vec<(String, String)> = Vec::new();
+    for (i, (line, parsed)) in chunk.units.iter_mut().enumerate() {
+        let good = match parsed {
+            Parsed::Blank => continue,
+            Parsed::Bad(reason) => {
+                counts.read += 1;
+                fates.push((i, Fate::Bad(std::mem::take(reason))));
+                continue;
+            }
+            Parsed::Good(good) => good,
+        };
+        counts.read += 1;
+        bar.inc(1);
+        let key = good.id.clone().unwrap_or_else(|| place.key(*line));
+        if let Some(first_line) = seen.get(&key) {
+            let reason = format!(
+                "repeated id: `{}` is also at line {first_line}",
+                short(&key)
+            );
+            fates.push((i, Fate::Bad(reason)));
+            continue;
+        }
+        seen.insert(key.clone(), *line);
+        if !run.fresh && run.db.contains(&key)? {
+            let fate = match stored_before(run.db, &key, &good.text, run.threshold, run.resuming)? {
+                Ok(None) => Fate::Keep,
+                Ok(Some(drop)) => Fate::Drop(drop),
+                Err(reason) => Fate::Bad(reason),
+            };
+            fates.push((i, fate));
+            continue;
+        }
+        fates.push((i, Fate::Check));
+        checks.push((key, std::mem::take(&mut good.text)));
+    }
+    let keys = checks.iter().map(|(key, _)| key.clone()).collect();
+    let pending = Pending {
+        input: place.input,
+        chunk,
+        fates,
+        keys,
+        layout: None,
+    };
+    Ok((pending, checks))
+}
+
+/// Counts a decided chunk's records, reports its drops and bad records,
+/// and writes its kept records.
+fn write_decided(
+    inputs: &[String],
+    pending: Pending,
+    decided: Vec<lshdb::Result<Unique>>,
+    (sink, target, side): (&mut Option<Sink<Target>>, &mut Option<Target>, &mut Side),
+    counts: &mut Counts,
+) -> Result<(), CliError> {
+    let Pending {
+        input,
+        chunk,
+        fates,
+        keys,
+        layout,
+    } = pending;
+    let place = Place { inputs, input };
+    let mut checked = keys.into_iter().zip(decided);
+    let mut keep = vec![false; chunk.units.len()];
+    for (i, fate) in fates {
+        let fate = match fate {
+            Fate::Check => {
+                let (key, done) = checked.next().ok_or_else(|| {
+                    CliError::Message("internal error: a record was not checked".into())
+                })?;
+                match done {
+                    Ok(Unique::Inserted) => Fate::Keep,
+                    Ok(Unique::Duplicate(hit)) => Fate::Drop(Drop {
+                        id: key,
+                        of: hit.key,
+                        similarity: hit.similarity,
+                    }),
+                    Err(err) => match refusal(&err) {
+                        Some(reason) => Fate::Bad(reason),
+                        None => return Err(err.into()),
+                    },
+                }
+            }
+            decided => decided,
+        };
+        match fate {
+            Fate::Keep | Fate::Check => {
+                keep[i] = true;
+                counts.kept += 1;
+            }
+            Fate::Drop(drop) => {
+                counts.dropped += 1;
+                side.record(drop)?;
+            }
+            Fate::Bad(reason) => bad(counts, &place, chunk.units[i].0, &reason),
+        }
+    }
+    if sink.is_none() {
+        let (out, layout) = target
+            .take()
+            .zip(layout)
+            .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
+        *sink = Some(Sink::new(out, &layout)?);
+    }
+    if let Some(sink) = sink {
+        sink.write(&chunk, &keep)?;
+    }
+    Ok(())
 }

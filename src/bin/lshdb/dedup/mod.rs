@@ -13,7 +13,7 @@ use crate::args::{open_waiting, parse_threshold, Wait};
 use crate::docs::{same_file, Output};
 use crate::interrupt::{catch_interrupt, interrupted};
 use crate::output::{json, line, progress, short};
-use crate::records::{Chunk, Fields, Format, Layout, Parsed, Sink, Source};
+use crate::records::{Fields, Format, Layout, Parsed, Sink};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{BulkOptions, Config, Database, Unique};
 use serde_json::json;
@@ -23,8 +23,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod chunks;
 mod first;
 mod grouped;
+
+use chunks::{for_each_chunk, Chunks};
 
 /// The label naming the inputs of a run that has not finished, so that a
 /// rerun of the same command resumes it (see `docs/cli.md`).
@@ -474,51 +477,6 @@ fn keep_name(keep: &Keep) -> String {
         Keep::Max(f) => format!("max:{f}"),
         Keep::Min(f) => format!("min:{f}"),
     }
-}
-
-/// Opens every input in turn, checking that they share one layout, and
-/// calls `each` with every chunk; stops on Ctrl-C (an error then).
-fn for_each_chunk(
-    inputs: &[String],
-    format: Format,
-    fields: &Fields,
-    mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
-) -> Result<Option<Layout>, CliError> {
-    let mut first: Option<Layout> = None;
-    for (i, path) in inputs.iter().enumerate() {
-        let mut source = Source::open(path, format, fields)?;
-        let layout = source.layout();
-        match &first {
-            Some(l) if !l.same_shape(&layout) => {
-                return fail(format!(
-                "{path} has another {} than {}: the kept records of both cannot go into one output",
-                if format == Format::Csv {
-                    "header"
-                } else {
-                    "schema"
-                },
-                inputs[0]
-            ))
-            }
-            Some(_) => {}
-            None => first = Some(layout.clone()),
-        }
-        let layout = first.clone().unwrap_or(layout);
-        loop {
-            if interrupted() {
-                return fail("interrupted");
-            }
-            let chunk = source.next_chunk().map_err(|e| match e {
-                CliError::Message(m) if !m.starts_with("reading") && !m.starts_with("cannot") => {
-                    CliError::Message(format!("reading input {path} failed: {m}"))
-                }
-                other => other,
-            })?;
-            let Some(chunk) = chunk else { break };
-            each(i, &layout, chunk)?;
-        }
-    }
-    Ok(first)
 }
 
 /// Ends the kept output: `sink` when a chunk was read, else an empty

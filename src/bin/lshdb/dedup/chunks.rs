@@ -1,0 +1,107 @@
+//! Reading `dedup`'s inputs chunk by chunk: every input in turn, checked to
+//! share one layout (CSV header, Parquet schema), stopping on Ctrl-C.
+
+use crate::records::{Chunk, Fields, Format, Layout, Source};
+use crate::{fail, CliError};
+
+/// The chunks of every input in turn.
+pub(super) struct Chunks<'a> {
+    inputs: &'a [String],
+    format: Format,
+    fields: &'a Fields,
+    /// The input being read, and its index.
+    source: Option<(usize, Source)>,
+    /// The next input to open.
+    next_input: usize,
+    /// The first input's layout, which the output is written with.
+    layout: Option<Layout>,
+}
+
+impl<'a> Chunks<'a> {
+    pub fn new(inputs: &'a [String], format: Format, fields: &'a Fields) -> Self {
+        Self {
+            inputs,
+            format,
+            fields,
+            source: None,
+            next_input: 0,
+            layout: None,
+        }
+    }
+
+    /// The next chunk and the index of its input; `None` after the last
+    /// input. Ctrl-C is an error.
+    pub fn next_chunk(&mut self) -> Result<Option<(usize, Chunk)>, CliError> {
+        loop {
+            if crate::interrupt::interrupted() {
+                return fail("interrupted");
+            }
+            let Some((i, source)) = &mut self.source else {
+                if self.next_input == self.inputs.len() {
+                    return Ok(None);
+                }
+                self.open(self.next_input)?;
+                self.next_input += 1;
+                continue;
+            };
+            let path = &self.inputs[*i];
+            let chunk = source.next_chunk().map_err(|e| match e {
+                CliError::Message(m) if !m.starts_with("reading") && !m.starts_with("cannot") => {
+                    CliError::Message(format!("reading input {path} failed: {m}"))
+                }
+                other => other,
+            })?;
+            match chunk {
+                Some(chunk) => return Ok(Some((*i, chunk))),
+                None => self.source = None,
+            }
+        }
+    }
+
+    /// Opens input `i`, refusing another layout than the first input's.
+    fn open(&mut self, i: usize) -> Result<(), CliError> {
+        let path = &self.inputs[i];
+        let source = Source::open(path, self.format, self.fields)?;
+        let layout = source.layout();
+        match &self.layout {
+            Some(first) if !first.same_shape(&layout) => {
+                return fail(format!(
+                "{path} has another {} than {}: the kept records of both cannot go into one output",
+                if self.format == Format::Csv {
+                    "header"
+                } else {
+                    "schema"
+                },
+                self.inputs[0]
+            ))
+            }
+            Some(_) => {}
+            None => self.layout = Some(layout),
+        }
+        self.source = Some((i, source));
+        Ok(())
+    }
+
+    /// The first input's layout, once it is open.
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_ref()
+    }
+}
+
+/// Calls `each` with every chunk of every input (with its input's index
+/// and the layout the output is written with); returns that layout.
+pub(super) fn for_each_chunk(
+    inputs: &[String],
+    format: Format,
+    fields: &Fields,
+    mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
+) -> Result<Option<Layout>, CliError> {
+    let mut chunks = Chunks::new(inputs, format, fields);
+    while let Some((i, chunk)) = chunks.next_chunk()? {
+        let layout = chunks
+            .layout()
+            .ok_or_else(|| CliError::Message("internal error: no layout".into()))?;
+        each(i, layout, chunk)?;
+    }
+    Ok(chunks.layout)
+}
