@@ -88,6 +88,52 @@ impl<'a> Chunks<'a> {
     }
 }
 
+/// A chunk, the index of its input and the layout the output is written
+/// with (the first input's).
+pub(super) type Read = Result<(usize, Layout, Chunk), CliError>;
+
+/// Runs `body` with the chunks of every input, read and parsed on a thread
+/// of their own, up to two chunks ahead of `body`. Returns what `body`
+/// returns and the layout the output is written with (`None` when no input
+/// was opened).
+pub(super) fn read_ahead<R>(
+    inputs: &[String],
+    format: Format,
+    fields: &Fields,
+    body: impl FnOnce(&mut dyn Iterator<Item = Read>) -> R,
+) -> Result<(R, Option<Layout>), CliError> {
+    let mut chunks = Chunks::new(inputs, format, fields);
+    std::thread::scope(|scope| {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Option<Read>>(2);
+        let reader = scope.spawn(move || {
+            loop {
+                let next = chunks.next_chunk().and_then(|next| match next {
+                    Some((i, chunk)) => {
+                        let layout = chunks
+                            .layout()
+                            .cloned()
+                            .ok_or_else(|| CliError::Message("internal error: no layout".into()))?;
+                        Ok(Some((i, layout, chunk)))
+                    }
+                    None => Ok(None),
+                });
+                let end = !matches!(next, Ok(Some(_)));
+                // A closed channel: `body` has stopped reading.
+                if send.send(next.transpose()).is_err() || end {
+                    break;
+                }
+            }
+            chunks.layout
+        });
+        let result = body(&mut receive.iter().map_while(|read| read));
+        drop(receive);
+        let layout = reader
+            .join()
+            .map_err(|_| CliError::Message("internal error: the reader panicked".into()))?;
+        Ok((result, layout))
+    })
+}
+
 /// Calls `each` with every chunk of every input (with its input's index
 /// and the layout the output is written with); returns that layout.
 pub(super) fn for_each_chunk(
@@ -96,12 +142,12 @@ pub(super) fn for_each_chunk(
     fields: &Fields,
     mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
 ) -> Result<Option<Layout>, CliError> {
-    let mut chunks = Chunks::new(inputs, format, fields);
-    while let Some((i, chunk)) = chunks.next_chunk()? {
-        let layout = chunks
-            .layout()
-            .ok_or_else(|| CliError::Message("internal error: no layout".into()))?;
-        each(i, layout, chunk)?;
-    }
-    Ok(chunks.layout)
+    let (done, layout) = read_ahead(inputs, format, fields, |chunks| {
+        for read in chunks {
+            let (i, layout, chunk) = read?;
+            each(i, &layout, chunk)?;
+        }
+        Ok(())
+    })?;
+    done.map(|()| layout)
 }

@@ -18,7 +18,6 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
         ..
     } = *run;
     let Outputs { side, counts, bar } = out;
-    let mut chunks = Chunks::new(&args.inputs, format, fields);
     // What went wrong reading or writing, which ends the load.
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
     let counts = RefCell::new(counts);
@@ -26,58 +25,47 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let pending: RefCell<VecDeque<Pending>> = RefCell::new(VecDeque::new());
     // Keys of this run: key → line, for repeated ids.
     let mut seen: HashMap<String, u64> = HashMap::new();
-    let mut layout_sent = false;
-    let read = std::iter::from_fn(|| {
-        if failure.borrow().is_some() {
-            return None;
-        }
-        let read = chunks.next_chunk().and_then(|next| match next {
-            None => Ok(None),
-            Some((input, chunk)) => {
+    let mut sink: Option<Sink<Target>> = None;
+    let mut target = Some(target);
+    let options = BulkOptions::default().batch(args.batch);
+    let (loaded, layout) = read_ahead(&args.inputs, format, fields, |chunks| {
+        let read = chunks.map_while(|read| {
+            if failure.borrow().is_some() {
+                return None;
+            }
+            let triaged = read.and_then(|(input, layout, chunk)| {
                 let place = Place {
                     inputs: &args.inputs,
                     input,
                 };
                 let mut counts = counts.borrow_mut();
-                let mut triaged = triage(&place, chunk, &mut seen, &mut counts, bar, run);
-                // The first chunk carries the layout the output is written with.
-                if let Ok((pending, _)) = &mut triaged {
-                    if !layout_sent {
-                        pending.layout = chunks.layout().cloned();
-                        layout_sent = true;
-                    }
+                triage(&place, layout, chunk, &mut seen, &mut counts, bar, run)
+            });
+            match triaged {
+                Ok((chunk, checks)) => {
+                    pending.borrow_mut().push_back(chunk);
+                    Some(checks)
                 }
-                triaged.map(Some)
+                Err(err) => {
+                    *failure.borrow_mut() = Some(err);
+                    None
+                }
             }
         });
-        match read {
-            Ok(Some((chunk, checks))) => {
-                pending.borrow_mut().push_back(chunk);
-                Some(checks)
-            }
-            Ok(None) => None,
-            Err(err) => {
+        db.insert_unique_bulk(read, threshold, &options, |decided| {
+            let Some(chunk) = pending.borrow_mut().pop_front() else {
+                return false;
+            };
+            let mut counts = counts.borrow_mut();
+            let outputs = (&mut sink, &mut target, &mut *side);
+            let written = write_decided(&args.inputs, chunk, decided, outputs, &mut counts);
+            if let Err(err) = written {
                 *failure.borrow_mut() = Some(err);
-                None
+                return false;
             }
-        }
-    });
-    let mut sink: Option<Sink<Target>> = None;
-    let mut target = Some(target);
-    let options = BulkOptions::default().batch(args.batch);
-    let loaded = db.insert_unique_bulk(read, threshold, &options, |decided| {
-        let Some(chunk) = pending.borrow_mut().pop_front() else {
-            return false;
-        };
-        let mut counts = counts.borrow_mut();
-        let outputs = (&mut sink, &mut target, &mut *side);
-        let written = write_decided(&args.inputs, chunk, decided, outputs, &mut counts);
-        if let Err(err) = written {
-            *failure.borrow_mut() = Some(err);
-            return false;
-        }
-        !interrupted()
-    });
+            !interrupted()
+        })
+    })?;
     // Everything checked is committed, also when stopped.
     loaded?;
     if let Some(err) = failure.into_inner() {
@@ -86,7 +74,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     if interrupted() {
         return fail("interrupted");
     }
-    finish_output(sink, target, chunks.layout().cloned())
+    finish_output(sink, target, layout)
 }
 
 /// A chunk read and waiting for the index's decisions.
@@ -97,8 +85,8 @@ struct Pending {
     fates: Vec<(usize, Fate)>,
     /// The keys of the records checked against the index, in order.
     keys: Vec<String>,
-    /// The first chunk's: the layout the output is written with.
-    layout: Option<Layout>,
+    /// The layout the output is written with.
+    layout: Layout,
 }
 
 /// What a record of policy `first` comes to.
@@ -116,6 +104,7 @@ enum Fate {
 /// index.
 fn triage(
     place: &Place<'_>,
+    layout: Layout,
     mut chunk: Chunk,
     seen: &mut HashMap<String, u64>,
     counts: &mut Counts,
@@ -164,7 +153,7 @@ fn triage(
         chunk,
         fates,
         keys,
-        layout: None,
+        layout,
     };
     Ok((pending, checks))
 }
@@ -222,9 +211,8 @@ fn write_decided(
         }
     }
     if sink.is_none() {
-        let (out, layout) = target
+        let out = target
             .take()
-            .zip(layout)
             .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
         *sink = Some(Sink::new(out, &layout)?);
     }

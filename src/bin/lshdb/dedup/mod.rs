@@ -27,7 +27,7 @@ mod chunks;
 mod first;
 mod grouped;
 
-use chunks::{for_each_chunk, Chunks};
+use chunks::{for_each_chunk, read_ahead};
 
 /// The label naming the inputs of a run that has not finished, so that a
 /// rerun of the same command resumes it (see `docs/cli.md`).
