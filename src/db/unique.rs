@@ -159,6 +159,11 @@ impl Database {
         .map_err(|e| self.poison(e))?;
         crate::guard::guard(|| state.finish()).map_err(|e| self.poison(e))?;
         report.commits = state.commits;
+        let held = (
+            std::mem::take(&mut state.held),
+            std::mem::take(&mut state.older),
+        );
+        rayon::spawn(move || drop(held));
         Ok(report)
     }
 
@@ -292,8 +297,16 @@ impl Writing<'_> {
                 .collect();
             looked = self.db.look_up_prepared(docs, &snapshot, &self.plan)?;
         }
-        // Later chunks are looked up in this snapshot or a newer one.
-        self.older.retain(|(visible, _)| *visible > looked.commits);
+        // Later chunks are looked up in this snapshot or a newer one: the
+        // documents it holds are let go, on another core (freeing tens of
+        // thousands of documents is not free).
+        let (gone, older) = std::mem::take(&mut self.older)
+            .into_iter()
+            .partition(|(visible, _)| *visible <= looked.commits);
+        self.older = older;
+        if !gone.is_empty() {
+            rayon::spawn(move || drop(gone));
+        }
         if self.one_by_one(&looked) {
             return self.decide_one_by_one(looked);
         }
