@@ -2,7 +2,8 @@
 //!
 //! Each single operation is its own durable transaction; [`Batch`] commits
 //! many at once and [`Database::insert_bulk`] loads large inputs with the
-//! shingling and hashing spread over every core. After a failed write the
+//! shingling and hashing spread over every core, as
+//! [`Database::insert_unique_bulk`] deduplicates them. After a failed write the
 //! handle is poisoned and refuses further writes until reopened.
 //!
 //! A write that returned `Ok` is durable. A write that failed on storage

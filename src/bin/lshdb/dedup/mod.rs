@@ -1,12 +1,16 @@
 //! `lshdb dedup`: records in, kept records out — the dataset builder's
-//! near-duplicate removal in one command.
+//! near-duplicate removal in one command. This file holds the arguments
+//! and the run around the keep policies; `chunks.rs` reads the inputs,
+//! `outputs.rs` writes the side outputs.
 //!
-//! Keep policy `first` streams: each record is checked against everything
-//! kept so far (the database, with this run's uncommitted records) and
-//! inserted when nothing is similar enough, committing every `--batch`
-//! records. The other policies read the input twice: pass 1 loads every
-//! record in bulk and groups them (`Database::groups`), choosing one member
-//! per group; pass 2 re-reads the input and writes the kept records.
+//! Keep policy `first` (`first.rs`) streams: each record is checked against
+//! everything kept so far (the database, with this run's uncommitted
+//! records) and inserted when nothing is similar enough, chunk by chunk
+//! through `Database::insert_unique_bulk`, committing every `--batch` kept
+//! records. The other policies (`grouped.rs`) read the input twice: pass 1
+//! loads every record in bulk and groups them (`Database::groups`),
+//! choosing one member per group; pass 2 re-reads the input and writes the
+//! kept records.
 
 use crate::add::Limited;
 use crate::args::{open_waiting, parse_threshold, Wait};
@@ -26,8 +30,10 @@ use std::time::Instant;
 mod chunks;
 mod first;
 mod grouped;
+mod outputs;
 
 use chunks::{for_each_chunk, read_ahead};
+use outputs::{Drop, Side, Target};
 
 /// The label naming the inputs of a run that has not finished, so that a
 /// rerun of the same command resumes it (see `docs/cli.md`).
@@ -150,77 +156,6 @@ impl Place<'_> {
         } else {
             format!("{}:line:{line}", self.inputs[self.input])
         }
-    }
-}
-
-/// An output file or standard output.
-enum Target {
-    File(Output),
-    Stdout(std::io::BufWriter<std::io::Stdout>),
-}
-
-impl Write for Target {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Target::File(f) => f.write(buf),
-            Target::Stdout(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Target::File(f) => f.flush(),
-            Target::Stdout(s) => s.flush(),
-        }
-    }
-}
-
-impl Target {
-    fn finish(self) -> Result<(), CliError> {
-        match self {
-            Target::File(f) => f.finish(),
-            Target::Stdout(mut s) => match s.flush() {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-                other => Ok(other?),
-            },
-        }
-    }
-}
-
-/// What one record became, for `--dropped` and `--clusters`.
-struct Drop {
-    id: String,
-    of: String,
-    similarity: f64,
-}
-
-/// Clusters being collected: kept key → its place in the list of
-/// (kept key, dropped members), in order of first drop.
-type Clusters = (HashMap<String, usize>, Vec<(String, Vec<(String, f64)>)>);
-
-/// The side outputs.
-struct Side {
-    dropped: Option<Output>,
-    /// Kept key → its dropped members, in order of first drop.
-    clusters: Option<Clusters>,
-}
-
-impl Side {
-    fn record(&mut self, drop: Drop) -> Result<(), CliError> {
-        if let Some(out) = &mut self.dropped {
-            writeln!(
-                out,
-                "{}",
-                json!({"id": drop.id, "duplicate_of": drop.of, "similarity": drop.similarity})
-            )?;
-        }
-        if let Some((index, list)) = &mut self.clusters {
-            let at = *index.entry(drop.of.clone()).or_insert_with(|| {
-                list.push((drop.of.clone(), Vec::new()));
-                list.len() - 1
-            });
-            list[at].1.push((drop.id, drop.similarity));
-        }
-        Ok(())
     }
 }
 
