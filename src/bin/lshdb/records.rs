@@ -133,6 +133,7 @@ impl Source {
                 fields: fields.clone(),
                 line: 0,
                 chunk: chunk_for(path),
+                buf: Vec::new(),
             }),
             Format::Csv => Source::Csv(Box::new(CsvSource::new(
                 open()?,
@@ -228,6 +229,9 @@ pub struct LineSource {
     fields: Fields,
     line: u64,
     chunk: usize,
+    /// The line being read: grown once, then each line is copied out at
+    /// its size.
+    buf: Vec<u8>,
 }
 
 impl LineSource {
@@ -235,12 +239,11 @@ impl LineSource {
         let mut units = Vec::new();
         let mut raw = Vec::new();
         while units.len() < self.chunk {
-            let mut buf = Vec::new();
-            let parsed = match read_line(&mut self.input, &mut buf) {
+            let parsed = match read_line(&mut self.input, &mut self.buf) {
                 Ok(false) => break,
                 Ok(true) => {
                     self.line += 1;
-                    parse_json(&buf, &self.fields)
+                    parse_json(&self.buf, &self.fields)
                 }
                 Err(None) => {
                     self.line += 1;
@@ -249,7 +252,10 @@ impl LineSource {
                 Err(Some(err)) => return Err(CliError::Message(format!("{err}"))),
             };
             units.push((self.line, parsed));
-            raw.push(buf);
+            raw.push(self.buf.as_slice().to_vec());
+            if self.buf.capacity() > 1 << 20 {
+                self.buf = Vec::new(); // not held after a huge line
+            }
         }
         Ok((!units.is_empty()).then_some(Chunk {
             units,
