@@ -88,23 +88,21 @@ impl<'a> Chunks<'a> {
     }
 }
 
-/// A chunk, the index of its input and the layout the output is written
-/// with (the first input's).
-pub(super) type Read = Result<(usize, Layout, Chunk), CliError>;
-
 /// Runs `body` with the chunks of every input, read and parsed on a thread
-/// of their own, up to two chunks ahead of `body`. Returns what `body`
-/// returns and the layout the output is written with (`None` when no input
-/// was opened).
-pub(super) fn read_ahead<R>(
+/// of their own, up to two chunks ahead of `body`, and passed on that
+/// thread through `map` (with the index of their input and the layout the
+/// output is written with, the first input's). Returns what `body` returns
+/// and that layout (`None` when no input was opened).
+pub(super) fn read_ahead<T: Send, R>(
     inputs: &[String],
     format: Format,
     fields: &Fields,
-    body: impl FnOnce(&mut dyn Iterator<Item = Read>) -> R,
+    mut map: impl FnMut(usize, Layout, Chunk) -> Result<T, CliError> + Send,
+    body: impl FnOnce(&mut dyn Iterator<Item = Result<T, CliError>>) -> R,
 ) -> Result<(R, Option<Layout>), CliError> {
     let mut chunks = Chunks::new(inputs, format, fields);
     std::thread::scope(|scope| {
-        let (send, receive) = std::sync::mpsc::sync_channel::<Option<Read>>(2);
+        let (send, receive) = std::sync::mpsc::sync_channel(2);
         let reader = scope.spawn(move || {
             loop {
                 let next = chunks.next_chunk().and_then(|next| match next {
@@ -113,7 +111,7 @@ pub(super) fn read_ahead<R>(
                             .layout()
                             .cloned()
                             .ok_or_else(|| CliError::Message("internal error: no layout".into()))?;
-                        Ok(Some((i, layout, chunk)))
+                        map(i, layout, chunk).map(Some)
                     }
                     None => Ok(None),
                 });
@@ -142,7 +140,8 @@ pub(super) fn for_each_chunk(
     fields: &Fields,
     mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
 ) -> Result<Option<Layout>, CliError> {
-    let (done, layout) = read_ahead(inputs, format, fields, |chunks| {
+    let read = |i, layout, chunk| Ok((i, layout, chunk));
+    let (done, layout) = read_ahead(inputs, format, fields, read, |chunks| {
         for read in chunks {
             let (i, layout, chunk) = read?;
             each(i, &layout, chunk)?;

@@ -1,7 +1,9 @@
-//! Keep policy `first`: one streaming pass. The records of each chunk that
-//! need the index go, as one chunk, to `Database::insert_unique_bulk`,
-//! which prepares and looks up the next chunk while it decides this one;
-//! each chunk's kept records are written out once it is decided.
+//! Keep policy `first`: one streaming pass. The reader's thread sorts out
+//! the records of each chunk that the index need not see (bad records,
+//! repeated ids, names stored before this run); the others go, as one
+//! chunk, to `Database::insert_unique_bulk`, which prepares and looks up
+//! the next chunk while it decides this one; each chunk's kept records are
+//! written out once it is decided.
 
 use super::*;
 use crate::records::Chunk;
@@ -20,7 +22,6 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let Outputs { side, counts, bar } = out;
     // What went wrong reading or writing, which ends the load.
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
-    let counts = RefCell::new(counts);
     // Chunks read and not yet decided, in order.
     let pending: RefCell<VecDeque<Pending>> = RefCell::new(VecDeque::new());
     // Keys of this run: key → line, for repeated ids.
@@ -28,19 +29,20 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     let options = BulkOptions::default().batch(args.batch);
-    let (loaded, layout) = read_ahead(&args.inputs, format, fields, |chunks| {
-        let read = chunks.map_while(|read| {
+    // On the reader's thread: what each chunk's records come to without
+    // the index.
+    let triage = |input, layout, chunk| {
+        let place = Place {
+            inputs: &args.inputs,
+            input,
+        };
+        triage(&place, layout, chunk, &mut seen, bar, run)
+    };
+    let (loaded, layout) = read_ahead(&args.inputs, format, fields, triage, |chunks| {
+        let read = chunks.map_while(|triaged| {
             if failure.borrow().is_some() {
                 return None;
             }
-            let triaged = read.and_then(|(input, layout, chunk)| {
-                let place = Place {
-                    inputs: &args.inputs,
-                    input,
-                };
-                let mut counts = counts.borrow_mut();
-                triage(&place, layout, chunk, &mut seen, &mut counts, bar, run)
-            });
             match triaged {
                 Ok((chunk, checks)) => {
                     pending.borrow_mut().push_back(chunk);
@@ -56,9 +58,8 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
             let Some(chunk) = pending.borrow_mut().pop_front() else {
                 return false;
             };
-            let mut counts = counts.borrow_mut();
             let outputs = (&mut sink, &mut target, &mut *side);
-            let written = write_decided(&args.inputs, chunk, decided, outputs, &mut counts);
+            let written = write_decided(&args.inputs, chunk, decided, outputs, counts);
             if let Err(err) = written {
                 *failure.borrow_mut() = Some(err);
                 return false;
@@ -87,6 +88,8 @@ struct Pending {
     keys: Vec<String>,
     /// The layout the output is written with.
     layout: Layout,
+    /// Records in the chunk (blank lines are not records).
+    read: u64,
 }
 
 /// What a record of policy `first` comes to.
@@ -107,23 +110,23 @@ fn triage(
     layout: Layout,
     mut chunk: Chunk,
     seen: &mut HashMap<String, u64>,
-    counts: &mut Counts,
     bar: &indicatif::ProgressBar,
     run: &Run<'_>,
 ) -> Result<(Pending, Vec<(String, String)>), CliError> {
+    let mut read = 0;
     let mut fates: Vec<(usize, Fate)> = Vec::with_capacity(chunk.units.len());
     let mut checks: Vec<(String, String)> = Vec::new();
     for (i, (line, parsed)) in chunk.units.iter_mut().enumerate() {
         let good = match parsed {
             Parsed::Blank => continue,
             Parsed::Bad(reason) => {
-                counts.read += 1;
+                read += 1;
                 fates.push((i, Fate::Bad(std::mem::take(reason))));
                 continue;
             }
             Parsed::Good(good) => good,
         };
-        counts.read += 1;
+        read += 1;
         bar.inc(1);
         let key = good.id.clone().unwrap_or_else(|| place.key(*line));
         if let Some(first_line) = seen.get(&key) {
@@ -154,6 +157,7 @@ fn triage(
         fates,
         keys,
         layout,
+        read,
     };
     Ok((pending, checks))
 }
@@ -173,7 +177,9 @@ fn write_decided(
         fates,
         keys,
         layout,
+        read,
     } = pending;
+    counts.read += read;
     let place = Place { inputs, input };
     let mut checked = keys.into_iter().zip(decided);
     let mut keep = vec![false; chunk.units.len()];
