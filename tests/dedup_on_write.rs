@@ -322,10 +322,43 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
             .unwrap();
             all
         };
-        assert_eq!(contents(&many), contents(&bulk));
+        let (a, b) = (contents(&many), contents(&bulk));
+        let ka: Vec<_> = a.iter().map(|d| d.0.clone()).collect();
+        let kb: Vec<_> = b.iter().map(|d| d.0.clone()).collect();
+        assert_eq!(ka, kb, "chunks of {chunk}, batch {batch}");
+        let bad: Vec<_> = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x != y)
+            .map(|(x, _)| x.0.clone())
+            .collect();
+        assert!(bad.is_empty(), "chunks of {chunk}, batch {batch}: {bad:?}");
         assert!(bulk.check().unwrap().is_clean());
         if batch < 100 && chunk < 100 {
             assert!(report.commits > 2, "{}", report.commits);
+        }
+        // A scratch load decides the same, holding the accepted documents
+        // in memory and writing them only when they outgrow it (here, with
+        // small bounds, every few hundred shingles).
+        for bytes in [usize::MAX / 4, 1000] {
+            let scratch = open(&format!("scratch-{bytes}.lshdb"));
+            let options = lshdb::BulkOptions::default()
+                .batch(batch)
+                .max_chunk_bytes(bytes)
+                .scratch(true);
+            let mut decided_scratch = Vec::new();
+            let chunks = docs.chunks(chunk).map(|part| part.to_vec());
+            scratch
+                .insert_unique_bulk(chunks, 0.7, &options, |decided| {
+                    decided_scratch.extend(decided.into_iter().map(outcome));
+                    true
+                })
+                .unwrap();
+            assert_eq!(
+                singly, decided_scratch,
+                "scratch, chunks of {chunk}, {bytes} bytes"
+            );
+            assert!(scratch.check().unwrap().is_clean());
         }
     }
 }

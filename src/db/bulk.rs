@@ -84,6 +84,12 @@ pub struct BulkOptions {
     /// text, of items, or 4 per pre-hashed shingle), the document that
     /// reaches the bound included. Default [`DEFAULT_MAX_CHUNK_BYTES`].
     pub max_chunk_bytes: usize,
+    /// For [`Database::insert_unique_bulk`] into a database that is thrown
+    /// away after the load (its decisions are what is wanted): the accepted
+    /// documents stay in memory, and are written and committed only when
+    /// their shingles reach twice `max_chunk_bytes` (4 bytes each), not
+    /// every `batch` documents nor at the end. Default false.
+    pub scratch: bool,
 }
 
 impl Default for BulkOptions {
@@ -91,6 +97,7 @@ impl Default for BulkOptions {
         Self {
             batch: DEFAULT_BATCH,
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
+            scratch: false,
         }
     }
 }
@@ -105,6 +112,12 @@ impl BulkOptions {
     /// Sets [`BulkOptions::max_chunk_bytes`].
     pub fn max_chunk_bytes(mut self, bytes: usize) -> Self {
         self.max_chunk_bytes = bytes;
+        self
+    }
+
+    /// Sets [`BulkOptions::scratch`].
+    pub fn scratch(mut self, scratch: bool) -> Self {
+        self.scratch = scratch;
         self
     }
 }

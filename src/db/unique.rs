@@ -23,7 +23,9 @@ use std::sync::Arc;
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct UniqueReport {
-    /// Documents stored, all committed.
+    /// Documents accepted ([`Unique::Inserted`]): stored and committed,
+    /// except, with [`BulkOptions::scratch`], those still held in memory at
+    /// the end, which are not stored.
     pub inserted: u64,
     /// Documents not stored, being near-duplicates of stored ones.
     pub duplicates: u64,
@@ -74,7 +76,9 @@ impl Database {
     /// [`BulkOptions::max_chunk_bytes`] bytes, 4 each), and at the end;
     /// `decided` returning false stops the load there, after committing
     /// what was decided. A chunk with a key that is stored, accepted
-    /// earlier, or repeated in it goes the one-by-one way.
+    /// earlier, or repeated in it goes the one-by-one way. With
+    /// [`BulkOptions::scratch`] (a database thrown away after the load) the
+    /// accepted documents are written only when memory needs it.
     ///
     /// ```
     /// use lshdb::{BulkOptions, Config, Database, Unique};
@@ -118,13 +122,14 @@ impl Database {
         };
         // The write transaction first: no other commit can come between it
         // and the snapshot.
-        let (txn, snapshot) = crate::guard::guard(|| {
+        let (txn, snapshot, next_id) = crate::guard::guard(|| {
             let txn = self.writable()?.begin_write()?;
             let snapshot = Snapshot {
                 commits: 0,
                 txn: self.store().begin_read()?,
             };
-            Ok((txn, Mutex::new(Arc::new(snapshot))))
+            let next_id = Writer::open(&txn, self.pipeline())?.take_ids(0);
+            Ok((txn, Mutex::new(Arc::new(snapshot)), next_id))
         })?;
         let mut state = Writing {
             db: self,
@@ -138,6 +143,9 @@ impl Database {
             plan: plan.clone(),
             batch: options.batch.max(1),
             max_shingles: (options.max_chunk_bytes / 4).max(1),
+            scratch: options.scratch,
+            next_id,
+            written: 0,
         };
         let mut report = UniqueReport::default();
         let mut chunks = chunks.into_iter();
@@ -157,7 +165,11 @@ impl Database {
             },
         )
         .map_err(|e| self.poison(e))?;
-        crate::guard::guard(|| state.finish()).map_err(|e| self.poison(e))?;
+        if options.scratch {
+            state.txn = None; // nothing more to keep: aborted
+        } else {
+            crate::guard::guard(|| state.finish()).map_err(|e| self.poison(e))?;
+        }
         report.commits = state.commits;
         let held = (
             std::mem::take(&mut state.held),
@@ -278,6 +290,13 @@ struct Writing<'a> {
     plan: PlanOptions,
     batch: usize,
     max_shingles: usize,
+    /// Hold the accepted documents until memory needs them written
+    /// ([`BulkOptions::scratch`]).
+    scratch: bool,
+    /// The id the next accepted document gets.
+    next_id: u64,
+    /// How many of `held` are written to the transaction.
+    written: usize,
 }
 
 impl Writing<'_> {
@@ -349,8 +368,14 @@ impl Writing<'_> {
                 out.push(Ok(Unique::Inserted));
             }
         }
-        self.write_accepted(start)?;
-        if self.held.len() >= self.batch || self.held.shingles() >= self.max_shingles {
+        self.number(start);
+        let full = if self.scratch {
+            self.held.shingles() >= self.max_shingles.saturating_mul(2)
+        } else {
+            self.write_held()?;
+            self.held.len() >= self.batch || self.held.shingles() >= self.max_shingles
+        };
+        if full {
             self.commit()?;
         }
         Ok(out)
@@ -368,28 +393,36 @@ impl Writing<'_> {
     }
 
     /// Gives the documents accepted from `start` on their ids, in key
-    /// order (as [`Writer::insert_many`] numbers them), and stores them.
-    fn write_accepted(&mut self, start: usize) -> Result<()> {
-        if self.held.len() == start {
-            return Ok(());
-        }
+    /// order (as [`Writer::insert_many`] numbers them).
+    fn number(&mut self, start: usize) {
         let mut order: Vec<usize> = (start..self.held.len()).collect();
         order.sort_by(|&a, &b| self.held.get(a).0.key.cmp(&self.held.get(b).0.key));
+        for (n, &i) in order.iter().enumerate() {
+            self.held.set_rank(i, self.next_id + n as u64);
+        }
+        self.next_id += order.len() as u64;
+    }
+
+    /// Stores the held documents not stored yet (numbered: their ids follow
+    /// the stored counter's), in key order.
+    fn write_held(&mut self) -> Result<()> {
+        if self.written == self.held.len() {
+            return Ok(());
+        }
+        let mut docs: Vec<(&Prepared, u64)> = self
+            .held
+            .docs()
+            .skip(self.written)
+            .map(|(doc, rank)| (doc, *rank))
+            .collect();
+        docs.sort_by(|a, b| a.0.key.cmp(&b.0.key));
         let txn = self.txn.as_ref().ok_or_else(ended)?;
         let mut writer = Writer::open(txn, self.db.pipeline())?;
-        let first = writer.take_ids(order.len());
-        for (n, &i) in order.iter().enumerate() {
-            self.held.set_rank(i, first + n as u64);
-        }
-        let docs: Vec<(&Prepared, u64)> = order
-            .iter()
-            .map(|&i| {
-                let (doc, rank) = self.held.get(i);
-                (doc, *rank)
-            })
-            .collect();
+        writer.take_ids(docs.len());
         writer.put_new(&docs, &mut self.run)?;
-        writer.finish()
+        writer.finish()?;
+        self.written = self.held.len();
+        Ok(())
     }
 
     /// A chunk with keys already stored or held, decided by
@@ -401,14 +434,17 @@ impl Writing<'_> {
             .into_iter()
             .map(|d| d.map(|(doc, _)| doc))
             .collect();
-        let out = {
+        self.write_held()?;
+        let (out, next_id) = {
             let run = std::mem::take(&mut self.run);
             let mut writer = Writer::open(self.txn()?, self.db.pipeline())?;
             writer.put_run(run)?;
             let out = writer.insert_unique_many(docs, self.plan.threshold)?;
+            let next_id = writer.take_ids(0);
             writer.finish()?;
-            out
+            (out, next_id)
         };
+        self.next_id = next_id;
         self.commit()?;
         self.older.clear();
         self.relooked_from = self.commits;
@@ -418,7 +454,9 @@ impl Writing<'_> {
     /// Writes the held documents' run and commits, and opens the next
     /// transaction and snapshot.
     fn commit(&mut self) -> Result<()> {
+        self.write_held()?;
         self.finish()?;
+        self.written = 0;
         let held = std::mem::take(&mut self.held);
         if !held.is_empty() {
             self.older.push((self.commits, held));

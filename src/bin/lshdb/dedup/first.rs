@@ -28,7 +28,10 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
-    let options = BulkOptions::default().batch(args.batch);
+    // A temporary database is thrown away: it need not be written.
+    let options = BulkOptions::default()
+        .batch(args.batch)
+        .scratch(args.db.is_none());
     // On the reader's thread: what each chunk's records come to without
     // the index.
     let triage = |input, layout, chunk| {
