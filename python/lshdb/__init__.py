@@ -537,7 +537,7 @@ class Database:
 
     def rebuild(self, threshold: float, bands: Optional[int] = None, rows: Optional[int] = None) -> None:
         """Re-bands the index for a new threshold from the stored
-        signatures (no document is re-read). Waits for running calls."""
+        shingle sets (no input is re-read). Waits for running calls."""
         self._db.rebuild(threshold, bands, rows)
 
     @property
