@@ -131,8 +131,15 @@ impl Snapshot<'_> {
         let tables = self.tables;
         let reader = self.cache.reader(tables);
         let shared = Shared::read(tables)?;
+        let order = shared.by_document();
+        let mut documents =
+            order.chunk_by(|&a, &b| shared.ids[a as usize] == shared.ids[b as usize]);
         let mut count = 0;
-        for block in shared.by_document().chunks(PAIR_BLOCK) {
+        loop {
+            let block: Vec<&[u32]> = documents.by_ref().take(PAIR_BLOCK).collect();
+            if block.is_empty() {
+                return Ok(count);
+            }
             let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
                 .par_iter()
                 .map_init(
@@ -152,7 +159,6 @@ impl Snapshot<'_> {
                 }
             }
         }
-        Ok(count)
     }
 
     /// The verified pairs (id, other, similarity) of one document with
@@ -258,15 +264,12 @@ impl Shared {
         &self.ids[position as usize + 1..self.starts[bucket + 1] as usize]
     }
 
-    /// Each document in a shared bucket, by ascending id, with its places
-    /// in `ids`.
-    fn by_document(&self) -> Vec<Vec<u32>> {
+    /// Every place in `ids`, ordered by the id there (then by place): the
+    /// places of one document are consecutive, documents ascend.
+    fn by_document(&self) -> Vec<u32> {
         let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
         order.par_sort_unstable_by_key(|&p| (self.ids[p as usize], p));
         order
-            .chunk_by(|&a, &b| self.ids[a as usize] == self.ids[b as usize])
-            .map(<[u32]>::to_vec)
-            .collect()
     }
 }
 
