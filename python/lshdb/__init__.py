@@ -519,8 +519,9 @@ class Database:
     # -- maintenance -------------------------------------------------------
 
     def stats(self) -> Dict[str, Any]:
-        """Document count, file size, mean shingles, buckets, postings and
-        the bucket-size histogram."""
+        """Document count, file length (``file_bytes``) and size on disk
+        (``allocated_bytes``), mean shingles, buckets, postings and the
+        bucket-size histogram."""
         return self._db.stats()
 
     def check(self, *, pages: bool = False) -> Dict[str, Any]:

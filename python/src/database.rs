@@ -738,6 +738,7 @@ impl Database {
             let d = PyDict::new(py);
             d.set_item("documents", s.documents)?;
             d.set_item("file_bytes", s.file_bytes)?;
+            d.set_item("allocated_bytes", s.allocated_bytes)?;
             d.set_item("mean_shingles", s.mean_shingles)?;
             d.set_item("buckets", s.buckets)?;
             d.set_item("postings", s.postings)?;

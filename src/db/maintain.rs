@@ -54,8 +54,13 @@ impl CheckReport {
 pub struct Stats {
     /// Stored documents.
     pub documents: u64,
-    /// Bytes of the file on disk.
+    /// The file's length in bytes.
     pub file_bytes: u64,
+    /// Bytes the file occupies on disk (on Unix, its allocated blocks; the
+    /// length elsewhere). redb grows a file by doubling, and later by whole
+    /// regions, leaving the unwritten tail sparse, so this can be less
+    /// than [`Stats::file_bytes`].
+    pub allocated_bytes: u64,
     /// Mean number of distinct shingles per document.
     pub mean_shingles: f64,
     /// Non-empty buckets over all bands.
@@ -364,12 +369,14 @@ impl Database {
             let txn = self.db.begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let runs = tables.runs.as_ref();
+            let metadata = std::fs::metadata(&self.path).ok();
             let mut stats = Stats {
                 runs: runs.map_or(0, |r| r.list().len()),
                 run_postings: runs.map_or(0, RunTables::postings_count),
                 fresh_postings: tables.buckets.len()?,
                 documents: tables.len()?,
-                file_bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
+                file_bytes: metadata.as_ref().map_or(0, |m| m.len()),
+                allocated_bytes: metadata.as_ref().map_or(0, allocated),
                 ..Stats::default()
             };
             let mut shingles = 0u64;
@@ -422,5 +429,17 @@ impl Database {
             stats.largest.truncate(10);
             Ok(stats)
         })
+    }
+}
+
+/// The bytes a file occupies on disk.
+fn allocated(metadata: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::MetadataExt::blocks(metadata) * 512
+    }
+    #[cfg(not(unix))]
+    {
+        metadata.len()
     }
 }
