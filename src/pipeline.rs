@@ -13,7 +13,7 @@ use crate::sketch::lsh::Banding;
 use crate::sketch::minhash::MinHasher;
 use crate::sketch::simhash::{self, Weighting};
 use crate::store::codec::{self, DocRecord, SignatureRecord};
-use crate::store::tables::Encoded;
+use crate::store::tables::{Encoded, Reader};
 use crate::{Error, Result};
 
 /// The longest accepted external key, in bytes of UTF-8.
@@ -82,6 +82,10 @@ pub struct Prepared {
     /// The encoded records (encoded while preparing, so bulk loads encode
     /// on every core and the single writer thread only inserts).
     records: Records,
+    /// Whether the writer needs `signature` (the containment index is on).
+    keep_signature: bool,
+    /// The size of the shingle set.
+    set_len: u32,
 }
 
 /// The encoded `Tag::Doc`, `Tag::Set` and `Tag::Signature` records.
@@ -93,12 +97,20 @@ struct Records {
 }
 
 impl Prepared {
-    /// Frees the decoded set and signature, which only dedup-on-write reads
-    /// (their encoded records stay): a bulk load holds two chunks of
-    /// prepared documents at once, and this halves them.
+    /// Frees the decoded set, and the signature unless the containment
+    /// index needs it, which only dedup-on-write reads (the encoded records
+    /// stay): a bulk load holds two chunks of prepared documents at once,
+    /// and this halves them.
     pub(crate) fn trim(&mut self) {
         self.set = Vec::new();
-        self.signature = Vec::new();
+        if !self.keep_signature {
+            self.signature = Vec::new();
+        }
+    }
+
+    /// The size of the shingle set (kept after [`Prepared::trim`]).
+    pub fn set_len(&self) -> u32 {
+        self.set_len
     }
 
     /// The stored records.
@@ -259,19 +271,20 @@ impl Pipeline {
             Document::Text(text) if self.store_text => Some(text.to_owned()),
             _ => None,
         };
+        let set_len = u32::try_from(set.len()).unwrap_or(u32::MAX);
         let records = Records {
             doc: codec::encode_doc(&DocRecord {
                 key: key.to_owned(),
                 text,
             }),
             set: codec::encode_set(&set),
-            signature: codec::encode_signature(
-                u32::try_from(set.len()).unwrap_or(u32::MAX),
-                simhash,
-                &signature,
-            ),
+            // Format 3 stores no MinHash values: they are recomputed from
+            // the stored set where needed (`Pipeline::stored_signature`).
+            signature: codec::encode_signature(set_len, simhash, &[]),
         };
         Ok(Prepared {
+            keep_signature: self.containment.is_some(),
+            set_len,
             key: key.to_owned(),
             set,
             signature,
@@ -303,8 +316,50 @@ impl Pipeline {
         }
     }
 
-    /// The band keys and SimHash blocks of a stored signature record: what
-    /// removal, re-banding and `check` recompute instead of storing.
+    /// The signature record of stored document `id` with its MinHash
+    /// values: those the record holds (files written before format 3), or
+    /// else recomputed from the stored shingle set, which is read into
+    /// `set` (format 3 stores no values). False when `id` is absent.
+    ///
+    /// # Errors
+    /// [`Error::Corrupted`] when the set is missing or a record is damaged.
+    pub fn stored_signature(
+        &self,
+        reader: &(impl Reader + ?Sized),
+        id: u64,
+        record: &mut SignatureRecord,
+        set: &mut Vec<u32>,
+    ) -> Result<bool> {
+        if !reader.signature_into(id, record)? {
+            return Ok(false);
+        }
+        if record.values.is_empty() {
+            if !reader.set_into(id, set)? {
+                return Err(Error::corrupted(format!(
+                    "document {id} has a signature record but no shingle set"
+                )));
+            }
+            self.complete_signature(record, set);
+        }
+        Ok(true)
+    }
+
+    /// Fills `record.values` from the document's shingle set `set` when the
+    /// record holds none (format 3); leaves stored values as they are.
+    pub fn complete_signature(&self, record: &mut SignatureRecord, set: &[u32]) {
+        if record.values.is_empty() {
+            self.hasher.signature_into(set, &mut record.values);
+        }
+    }
+
+    /// The MinHash signature of a shingle set.
+    pub fn signature_of(&self, set: &[u32]) -> Vec<u32> {
+        self.hasher.signature(set)
+    }
+
+    /// The band keys and SimHash blocks of a complete signature record
+    /// ([`Pipeline::stored_signature`]): what removal, re-banding and
+    /// `check` recompute instead of storing.
     pub fn index_keys(
         &self,
         record: &SignatureRecord,

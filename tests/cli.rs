@@ -241,7 +241,17 @@ fn get_and_stats() {
     let v = cli.run(&["stats", &db, "--json"]).ok().json();
     let docs = corpus().len() as u64;
     assert_eq!(v["documents"], docs);
-    assert!(v["file_bytes"].as_u64().unwrap() > 0);
+    let (length, allocated) = (
+        v["file_bytes"].as_u64().unwrap(),
+        v["allocated_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(length, std::fs::metadata(cli.path(&db)).unwrap().len());
+    assert!(allocated > 0 && allocated <= length + 4096, "{v}");
+    let per_document = v["bytes_per_document"].as_f64().unwrap();
+    assert!(
+        (per_document - allocated as f64 / docs as f64).abs() < 1e-6,
+        "{v}"
+    );
     let s = &v["settings"];
     let (bands, rows) = (s["bands"].as_u64().unwrap(), s["rows"].as_u64().unwrap());
     assert!(bands * rows <= 128 && bands > 1, "{s}");

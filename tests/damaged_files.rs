@@ -517,7 +517,7 @@ fn special_files_have_distinct_messages() {
                 .open_table(TableDefinition::<&str, &[u8]>::new("meta"))
                 .unwrap();
             let mut value = b"lshdb\0\0\0".to_vec();
-            value.extend_from_slice(&3u32.to_le_bytes());
+            value.extend_from_slice(&(lshdb::FORMAT_VERSION + 1).to_le_bytes());
             meta.insert("format", value.as_slice()).unwrap();
         }
         txn.commit().unwrap();
@@ -525,7 +525,8 @@ fn special_files_have_distinct_messages() {
     let message = |path: &Path| Database::open(path).unwrap_err().to_string();
     let (a, b, c) = (message(&not_lshdb), message(&newer), message(&truncated));
     assert!(a.contains("is not an lshdb database"), "{a}");
-    assert!(b.contains("format version 3"), "{b}");
+    let newer_version = format!("format version {}", lshdb::FORMAT_VERSION + 1);
+    assert!(b.contains(&newer_version), "{b}");
     assert!(b.contains("upgrade lshdb"), "{b}");
     assert!(c.contains("truncated"), "{c}");
     // Different texts, not only different paths.

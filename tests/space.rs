@@ -109,7 +109,7 @@ fn insert_remove_cycles_reuse_space() {
     db.insert("keep", "the one document that stays through every cycle")
         .unwrap();
     let mut sizes = Vec::new();
-    for round in 0..5u64 {
+    for round in 0..6u64 {
         let texts = texts(0xc7c1e + round, 500);
         insert_all(&db, "doc", &texts);
         let peak = size(&path);
@@ -126,9 +126,11 @@ fn insert_remove_cycles_reuse_space() {
          ({passes} passes) and closed {closed} ({:.2}x the compacted empty database, {empty})",
         closed as f64 / empty as f64
     );
-    // Freed pages are reused: after the first cycle the file stops growing.
-    let steady = sizes[0].1;
-    for &(peak, after) in &sizes[1..] {
+    // Freed pages are reused: after the first two cycles the file stops
+    // growing (redb grows a file in steps, so where the first step ends
+    // depends on the record sizes, not on reuse).
+    let steady = sizes[1].1;
+    for &(peak, after) in &sizes[2..] {
         assert!(
             peak.max(after) <= steady + steady / 4,
             "the file grew from {steady} to {} bytes over the cycles: {sizes:?}",

@@ -519,8 +519,9 @@ class Database:
     # -- maintenance -------------------------------------------------------
 
     def stats(self) -> Dict[str, Any]:
-        """Document count, file size, mean shingles, buckets, postings and
-        the bucket-size histogram."""
+        """Document count, file length (``file_bytes``) and size on disk
+        (``allocated_bytes``), mean shingles, buckets, postings and the
+        bucket-size histogram."""
         return self._db.stats()
 
     def check(self, *, pages: bool = False) -> Dict[str, Any]:
@@ -537,7 +538,7 @@ class Database:
 
     def rebuild(self, threshold: float, bands: Optional[int] = None, rows: Optional[int] = None) -> None:
         """Re-bands the index for a new threshold from the stored
-        signatures (no document is re-read). Waits for running calls."""
+        shingle sets (no input is re-read). Waits for running calls."""
         self._db.rebuild(threshold, bands, rows)
 
     @property

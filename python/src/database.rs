@@ -15,33 +15,33 @@
 //! records its operations and [`Database::apply_batch`] replays them in one
 //! `Batch` when the `with` block ends: all or nothing, one fsync.
 //!
-//! **Streams.** `pairs()` and `keys()` run on a background thread that
-//! holds the read lock and sends chunks through a bounded channel; the
-//! Python iterator receives them with the GIL released. Dropping the
-//! iterator or closing the database stops the thread at its next chunk.
+//! **Streams.** `pairs()` and `keys()` run on a background thread
+//! (`stream.rs`); conversions of results to Python values are in
+//! `convert.rs`.
 
 use crate::config::{settings_dict, ConfigArgs};
+use crate::convert::{bulk_options, explain_dict, hits, report_dict, PyPairs};
 use crate::errors::{guard, run, Fail};
 use crate::sketcher::Sketcher;
+use crate::stream::{Item, Stream};
 use crate::texts::TextBatch;
-use lshdb::{BulkOptions, Database as Db, Document, Explain, Hit, Unique};
-use parking_lot::{Mutex, RwLock};
+use lshdb::{Database as Db, Document, Unique};
+use parking_lot::RwLock;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyIterator, PyList};
+use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// What the handle, its batches and its streams share.
-struct Shared {
-    db: RwLock<Option<Db>>,
+pub(crate) struct Shared {
+    pub(crate) db: RwLock<Option<Db>>,
     /// Set by `close` before it waits for the write lock, so that streams
     /// blocked on a full channel give up their read lock.
-    closing: AtomicBool,
+    pub(crate) closing: AtomicBool,
 }
 
 impl Shared {
@@ -49,7 +49,7 @@ impl Shared {
     /// behind a waiting writer: a thread that already holds the lock
     /// (a Python generator feeding `insert_many` that queries the same
     /// database) takes it again instead of deadlocking against `close`.
-    fn read<T>(&self, f: impl FnOnce(&Db) -> Result<T, Fail>) -> Result<T, Fail> {
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Db) -> Result<T, Fail>) -> Result<T, Fail> {
         let guard = self.db.read_recursive();
         f(guard.as_ref().ok_or(Fail::Closed)?)
     }
@@ -72,108 +72,10 @@ pub struct Database {
 /// ("remove", key, None, None).
 type BatchOp = (String, String, Option<String>, Option<Vec<Vec<u8>>>);
 
-type Pair3 = (String, String, f64);
+pub(crate) type Pair3 = (String, String, f64);
 
-fn hits(hits: Vec<Hit>) -> Vec<(String, f64)> {
-    hits.into_iter().map(|h| (h.key, h.similarity)).collect()
-}
-
-fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("buckets_probed", e.buckets_probed)?;
-    d.set_item("posting_sizes", e.posting_sizes.clone())?;
-    let truncated: Vec<(usize, usize)> = e
-        .truncated_buckets
-        .iter()
-        .map(|t| (t.band, t.read))
-        .collect();
-    d.set_item("truncated_buckets", truncated)?;
-    d.set_item("candidates", e.candidates)?;
-    d.set_item("pruned_by_length", e.pruned_by_length)?;
-    d.set_item("pruned_by_signature", e.pruned_by_signature)?;
-    d.set_item("verified", e.verified)?;
-    d.set_item("returned", e.returned)?;
-    d.set_item(
-        "candidate_probability_at_threshold",
-        e.candidate_probability_at_threshold,
-    )?;
-    d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
-    d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
-    d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
-    d.set_item("warnings", e.warnings.clone())?;
-    Ok(d)
-}
-
-/// (key, text) pairs pulled from a Python iterator a slice at a time,
-/// taking the GIL only for each slice.
-struct PyPairs {
-    iter: Py<PyIterator>,
-    buf: VecDeque<(String, String)>,
-    error: Option<PyErr>,
-    done: bool,
-}
-
-impl Iterator for PyPairs {
-    type Item = (String, String);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.buf.is_empty() && !self.done {
-            Python::attach(|py| {
-                let mut iter = self.iter.bind(py).clone();
-                for _ in 0..1024 {
-                    match iter.next() {
-                        None => {
-                            self.done = true;
-                            break;
-                        }
-                        Some(Err(err)) => {
-                            self.error = Some(err);
-                            self.done = true;
-                            break;
-                        }
-                        Some(Ok(item)) => match item.extract::<(String, String)>() {
-                            Ok(pair) => self.buf.push_back(pair),
-                            Err(_) => {
-                                self.error = Some(crate::errors::raise(
-                                    py,
-                                    "InvalidInput",
-                                    format!(
-                                        "insert_many: expected (key: str, text: str) pairs, got {}",
-                                        item.repr().map(|r| r.to_string()).unwrap_or_default()
-                                    ),
-                                ));
-                                self.done = true;
-                                break;
-                            }
-                        },
-                    }
-                }
-            });
-        }
-        self.buf.pop_front()
-    }
-}
-
-fn report_dict<'py>(py: Python<'py>, r: &lshdb::BulkReport) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("inserted", r.inserted)?;
-    d.set_item("replaced", r.replaced)?;
-    let rejected: Vec<(String, String)> = r
-        .rejected
-        .iter()
-        .map(|(k, e)| (k.clone(), crate::errors::message(e)))
-        .collect();
-    d.set_item("rejected", rejected)?;
-    d.set_item("commits", r.commits)?;
-    Ok(d)
-}
-
-fn bulk_options(batch: Option<usize>) -> BulkOptions {
-    match batch {
-        Some(n) => BulkOptions::default().batch(n),
-        None => BulkOptions::default(),
-    }
-}
+/// Hits as (key, similarity) tuples.
+type Hits = Vec<(String, f64)>;
 
 impl Database {
     fn read<T: Send>(
@@ -210,126 +112,7 @@ impl Database {
         &self,
         produce: impl FnOnce(&Db, &mut dyn FnMut(Item) -> bool) -> Result<(), Fail> + Send + 'static,
     ) -> Stream {
-        let (tx, rx) = sync_channel::<Chunk>(4);
-        let shared = Arc::clone(&self.shared);
-        std::thread::spawn(move || {
-            // A full queue means a slow consumer: wait with a growing pause
-            // (1 to 16 ms), looking at the closing flag between tries.
-            let send = |msg: Chunk| -> bool {
-                let (mut msg, mut pause) = (msg, 1);
-                loop {
-                    match tx.try_send(msg) {
-                        Ok(()) => return true,
-                        Err(TrySendError::Disconnected(_)) => return false,
-                        Err(TrySendError::Full(back)) => {
-                            if shared.closing.load(Ordering::Relaxed) {
-                                return false;
-                            }
-                            msg = back;
-                            std::thread::sleep(Duration::from_millis(pause));
-                            pause = (pause * 2).min(16);
-                        }
-                    }
-                }
-            };
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shared.read(|db| {
-                    let mut chunk = Vec::with_capacity(STREAM_CHUNK);
-                    let mut open = true;
-                    let mut emit = |item: Item| {
-                        chunk.push(item);
-                        if chunk.len() >= STREAM_CHUNK {
-                            open = send(Ok(Some(std::mem::take(&mut chunk))));
-                        }
-                        open
-                    };
-                    produce(db, &mut emit)?;
-                    if open && (chunk.is_empty() || send(Ok(Some(chunk)))) {
-                        send(Ok(None));
-                    }
-                    Ok(())
-                })
-            }));
-            match result {
-                Ok(Ok(())) => {}
-                Ok(Err(fail)) => {
-                    send(Err(fail));
-                }
-                Err(payload) => {
-                    send(Err(Fail::Panic(crate::errors::panic_text(payload))));
-                }
-            }
-        });
-        Stream {
-            rx: Mutex::new(Some(rx)),
-            buf: Mutex::new(VecDeque::new()),
-        }
-    }
-}
-
-/// Items per chunk of a stream.
-const STREAM_CHUNK: usize = 1024;
-
-/// What a stream's producer sends: a chunk of items (`None` once it has
-/// sent everything), or why it stopped.
-type Chunk = Result<Option<Vec<Item>>, Fail>;
-
-/// Hits as (key, similarity) tuples.
-type Hits = Vec<(String, f64)>;
-
-/// What a stream yields.
-pub enum Item {
-    Key(String),
-    Pair(Pair3),
-}
-
-/// An iterator fed by a background thread.
-#[pyclass(module = "lshdb._lshdb", name = "Stream", frozen)]
-pub struct Stream {
-    rx: Mutex<Option<Receiver<Chunk>>>,
-    buf: Mutex<VecDeque<Item>>,
-}
-
-#[pymethods]
-impl Stream {
-    fn __iter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let item = run(py, || {
-            let mut buf = self.buf.lock();
-            let mut rx = self.rx.lock();
-            while buf.is_empty() {
-                let Some(receiver) = rx.as_ref() else { break };
-                match receiver.recv() {
-                    Ok(Ok(Some(chunk))) => buf.extend(chunk),
-                    Ok(Ok(None)) => *rx = None,
-                    Ok(Err(fail)) => {
-                        *rx = None;
-                        return Err(fail);
-                    }
-                    // The producer stopped without saying it was done: the
-                    // database was closed under it.
-                    Err(_) => {
-                        *rx = None;
-                        return Err(Fail::Closed);
-                    }
-                }
-            }
-            Ok(buf.pop_front())
-        })?;
-        Ok(match item {
-            None => None,
-            Some(Item::Key(key)) => Some(key.into_pyobject(py)?.into_any().unbind()),
-            Some(Item::Pair(pair)) => Some(pair.into_pyobject(py)?.into_any().unbind()),
-        })
-    }
-
-    /// Stops the producer (it ends at its next chunk).
-    fn close(&self) {
-        *self.rx.lock() = None;
-        self.buf.lock().clear();
+        crate::stream::spawn(Arc::clone(&self.shared), produce)
     }
 }
 
@@ -738,6 +521,7 @@ impl Database {
             let d = PyDict::new(py);
             d.set_item("documents", s.documents)?;
             d.set_item("file_bytes", s.file_bytes)?;
+            d.set_item("allocated_bytes", s.allocated_bytes)?;
             d.set_item("mean_shingles", s.mean_shingles)?;
             d.set_item("buckets", s.buckets)?;
             d.set_item("postings", s.postings)?;

@@ -5,9 +5,11 @@
 
 mod batch;
 mod config;
+mod convert;
 mod database;
 mod errors;
 mod sketcher;
+mod stream;
 mod texts;
 
 use pyo3::prelude::*;
@@ -25,7 +27,7 @@ fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
 #[pymodule]
 fn _lshdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Database>()?;
-    m.add_class::<database::Stream>()?;
+    m.add_class::<stream::Stream>()?;
     m.add_class::<sketcher::Sketcher>()?;
     m.add_function(wrap_pyfunction!(sketcher::jaccard_sets, m)?)?;
     m.add_function(wrap_pyfunction!(batch::sketch_batch, m)?)?;

@@ -8,13 +8,15 @@ use crate::pipeline::Pipeline;
 use crate::query::containment::{self, ContainmentOptions, ContainmentResult};
 use crate::query::QueryInput;
 use crate::sketch::ensemble::Ensemble;
+use crate::store::codec;
 use crate::store::containment::{ContainmentWriter, CONTAINMENT};
-use crate::store::meta;
-use crate::store::schema::{META, SIGS};
+use crate::store::schema::SETS;
+use crate::store::tables::context;
 use crate::store::tables::ReadTables;
 use crate::store::walk::Walker;
 use crate::{Error, Result};
-use redb::ReadableTable;
+use rayon::prelude::*;
+use redb::{ReadableTable, WriteTransaction};
 use std::time::Instant;
 
 /// A containment query being built: stored documents that contain at
@@ -183,38 +185,49 @@ impl Database {
                 containment: ensemble,
                 ..self.settings.clone()
             };
-            let pipeline = Pipeline::new(&settings)?;
-            let txn = self.writable()?.begin_write()?;
-            let result = (|| {
+            self.change_settings(settings, |txn, pipeline| {
                 txn.delete_table(CONTAINMENT)?;
-                if let Some(ensemble) = ensemble {
-                    let mut writer = ContainmentWriter::open(&txn, ensemble)?;
-                    let sigs = txn.open_table(SIGS)?;
-                    // In chunks, so memory holds one chunk's postings.
-                    let mut chunk: Vec<(u64, Vec<u8>)> = Vec::new();
-                    let mut entries = sigs.iter()?;
-                    loop {
-                        chunk.clear();
-                        for entry in entries.by_ref().take(65_536) {
-                            let (id, bytes) = entry?;
-                            chunk.push((id.value(), bytes.value().to_vec()));
-                        }
-                        if chunk.is_empty() {
-                            break;
-                        }
-                        writer.put_many(chunk.iter().map(|(id, b)| (*id, b.as_slice())))?;
-                    }
+                match ensemble {
+                    Some(ensemble) => build_index(txn, pipeline, ensemble),
+                    None => Ok(()),
                 }
-                let mut meta_table = txn.open_table(META)?;
-                meta::write_header(&mut meta_table, &settings)?;
-                drop(meta_table);
-                txn.commit()?;
-                Ok::<(), Error>(())
-            })();
-            result.map_err(|e| self.poison(e))?;
-            self.settings = settings;
-            self.pipeline = pipeline;
-            Ok(())
+            })
         })
+    }
+}
+
+/// Posts every stored document in a new containment index, in chunks (so
+/// memory holds one chunk's postings) whose signatures are recomputed from
+/// the stored sets on every core.
+fn build_index(txn: &WriteTransaction, pipeline: &Pipeline, ensemble: Ensemble) -> Result<()> {
+    let mut writer = ContainmentWriter::open(txn, ensemble)?;
+    let sets = txn.open_table(SETS)?;
+    let mut chunk: Vec<(u64, Vec<u32>)> = Vec::new();
+    let mut entries = sets.iter()?;
+    loop {
+        chunk.clear();
+        for entry in entries.by_ref().take(65_536) {
+            let (id, bytes) = entry?;
+            let id = id.value();
+            let mut set = Vec::new();
+            codec::decode_set_into(bytes.value(), &mut set)
+                .map_err(|e| context(e, "shingle set", id))?;
+            chunk.push((id, set));
+        }
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let signed: Vec<(u64, u32, Vec<u32>)> = chunk
+            .par_iter()
+            .map(|(id, set)| {
+                let len = u32::try_from(set.len()).unwrap_or(u32::MAX);
+                (*id, len, pipeline.signature_of(set))
+            })
+            .collect();
+        writer.put_many(
+            signed
+                .iter()
+                .map(|(id, len, sig)| (*id, *len, sig.as_slice())),
+        )?;
     }
 }

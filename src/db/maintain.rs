@@ -1,17 +1,14 @@
-//! Maintenance: integrity check, compaction, re-banding and statistics.
+//! Maintenance: integrity check, compaction and statistics (re-banding is
+//! `reband.rs`).
 
-use super::{Database, Pipeline};
-use crate::config::Settings;
-use crate::sketch::lsh::{tune, TuneGoal};
+use super::Database;
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::containment;
-use crate::store::meta;
 use crate::store::runs::RunTables;
-use crate::store::runs::{RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_FILTERS, RUN_FILTER_LINES};
-use crate::store::schema::{BUCKETS, META, SIGS};
 use crate::store::tables::{Index, Postings, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata};
+use std::collections::HashSet;
 
 /// Problems kept in a [`CheckReport`] at most (the count goes on).
 const MAX_PROBLEMS: usize = 1000;
@@ -57,8 +54,13 @@ impl CheckReport {
 pub struct Stats {
     /// Stored documents.
     pub documents: u64,
-    /// Bytes of the file on disk.
+    /// The file's length in bytes.
     pub file_bytes: u64,
+    /// Bytes the file occupies on disk (on Unix, its allocated blocks; the
+    /// length elsewhere). redb grows a file by doubling, and later by whole
+    /// regions, leaving the unwritten tail sparse, so this can be less
+    /// than [`Stats::file_bytes`].
+    pub allocated_bytes: u64,
     /// Mean number of distinct shingles per document.
     pub mean_shingles: f64,
     /// Non-empty buckets over all bands.
@@ -133,6 +135,7 @@ impl Database {
                 Vec::new(),
             );
             let mut expected_postings = 0u64;
+            let mut unverifiable = HashSet::new();
             let containment = match pipeline.containment() {
                 Some(ensemble) => Some((ensemble, containment::open_read(&txn)?)),
                 None => None,
@@ -177,12 +180,28 @@ impl Database {
                         continue;
                     }
                 }
-                if record.values.len() != n {
+                // Format 3 stores no MinHash values: they are recomputed from
+                // the set. Values stored by older files must equal those.
+                if record.values.is_empty() {
+                    if !set_read {
+                        // Its band keys cannot be recomputed: its postings
+                        // are counted, not checked (the set was reported).
+                        unverifiable.insert(id);
+                        pipeline.simhash_blocks_into(record.simhash, &mut blocks);
+                        expected_postings += (pipeline.banding().bands() + blocks.len()) as u64;
+                        continue;
+                    }
+                    pipeline.complete_signature(&mut record, &set);
+                } else if record.values.len() != n {
                     report.problem(format!(
                         "signature of document {id} has {} values, expected {n}",
                         record.values.len()
                     ));
                     continue;
+                } else if set_read && record.values != pipeline.signature_of(&set) {
+                    report.problem(format!(
+                        "stored signature of document {id} does not match its shingle set"
+                    ));
                 }
                 if set_read && record.set_len as usize != set.len() {
                     report.problem(format!(
@@ -267,15 +286,22 @@ impl Database {
                 }
             }
             if report.postings + report.simhash_postings != expected_postings {
-                self.find_stray_postings(&tables, report)?;
+                self.find_stray_postings(&tables, &unverifiable, report)?;
             }
             Ok(())
         }
     }
 
     /// Walks the posting tables for postings no document accounts for.
-    fn find_stray_postings(&self, tables: &ReadTables, report: &mut CheckReport) -> Result<()> {
-        let mut record = SignatureRecord::default();
+    /// Postings of documents in `unverifiable` (whose sets are missing or
+    /// damaged) are not judged.
+    fn find_stray_postings(
+        &self,
+        tables: &ReadTables,
+        unverifiable: &HashSet<u64>,
+        report: &mut CheckReport,
+    ) -> Result<()> {
+        let (mut record, mut set) = (SignatureRecord::default(), Vec::new());
         let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
         let simhash = tables
             .blocks
@@ -289,19 +315,26 @@ impl Database {
         for (name, postings) in sources {
             for entry in postings {
                 let (index, key, id) = entry?;
-                let expected = match tables.signature_into(id, &mut record) {
-                    Ok(true) => {
-                        self.pipeline
-                            .index_keys(&record, &mut band_keys, &mut blocks);
-                        let keys = if name == "bucket" {
-                            &band_keys
-                        } else {
-                            &blocks
-                        };
-                        keys.get(index as usize) == Some(&key)
-                    }
-                    _ => false,
-                };
+                if unverifiable.contains(&id) {
+                    continue;
+                }
+                let expected =
+                    match self
+                        .pipeline
+                        .stored_signature(tables, id, &mut record, &mut set)
+                    {
+                        Ok(true) => {
+                            self.pipeline
+                                .index_keys(&record, &mut band_keys, &mut blocks);
+                            let keys = if name == "bucket" {
+                                &band_keys
+                            } else {
+                                &blocks
+                            };
+                            keys.get(index as usize) == Some(&key)
+                        }
+                        _ => false,
+                    };
                 if !expected {
                     report.problem(format!(
                         "{name} posting ({index}, {key:016x}) points at document {id}, which does not belong there"
@@ -330,96 +363,20 @@ impl Database {
         })
     }
 
-    /// Re-bands the index for a new threshold: the tuner picks bands and
-    /// rows (or `bands` gives them), and the bucket tables are rebuilt from
-    /// the stored signatures, in one transaction, without re-reading any
-    /// document.
-    pub fn reband(&mut self, threshold: f64, bands: Option<(usize, usize)>) -> Result<()> {
-        crate::guard::guard(|| {
-            self.check_poisoned()?;
-            crate::config::check_threshold("threshold", threshold)?;
-            let n = self.settings.minhash.num_perm;
-            let (bands, rows) = match bands {
-                Some(explicit) => explicit,
-                None => {
-                    let banding = tune(&TuneGoal::new(threshold, n))?.banding;
-                    (banding.bands(), banding.rows())
-                }
-            };
-            let settings = Settings {
-                threshold,
-                bands,
-                rows,
-                ..self.settings.clone()
-            };
-            let pipeline = Pipeline::new(&settings)?;
-            let txn = self.writable()?.begin_write()?;
-            let result = (|| {
-                txn.delete_table(BUCKETS)?;
-                txn.delete_table(RUN_BLOCKS)?;
-                txn.delete_table(RUNS)?;
-                txn.delete_table(DEAD_IDS)?;
-                txn.delete_table(RUN_FILTERS)?;
-                txn.delete_table(RUN_FILTER_LINES)?;
-                {
-                    let sigs = txn.open_table(SIGS)?;
-                    txn.open_table(BUCKETS)?;
-                    let mut runs = RunWriter::open(&txn)?;
-                    // One band at a time, so memory holds one band's postings.
-                    let banding = pipeline.banding();
-                    let (mut record, mut band_keys) = (SignatureRecord::default(), Vec::new());
-                    let mut failure = None;
-                    let postings = (0..banding.bands() as u32).flat_map(|band| {
-                        let mut entries = Vec::new();
-                        let read = (|| {
-                            for entry in sigs.iter()? {
-                                let (id, bytes) = entry?;
-                                let id = id.value();
-                                codec::decode_signature(bytes.value(), &mut record).map_err(
-                                    |e| crate::store::tables::context(e, "signature", id),
-                                )?;
-                                banding.band_keys(&record.values, &mut band_keys);
-                                entries.push((band_keys[band as usize], id));
-                            }
-                            Ok::<(), Error>(())
-                        })();
-                        if let Err(err) = read {
-                            failure.get_or_insert(err);
-                        }
-                        entries.sort_unstable();
-                        entries
-                            .into_iter()
-                            .map(move |(key, id)| Ok((band, key, id)))
-                    });
-                    runs.add_run(postings, sigs.len()?)?;
-                    if let Some(err) = failure {
-                        return Err(err);
-                    }
-                    let mut meta_table = txn.open_table(META)?;
-                    meta::write_header(&mut meta_table, &settings)?;
-                }
-                txn.commit()?;
-                Ok::<(), Error>(())
-            })();
-            result.map_err(|e| self.poison(e))?;
-            self.settings = settings;
-            self.pipeline = pipeline;
-            Ok(())
-        })
-    }
-
     /// Document count, size on disk, and the bucket-size distribution.
     pub fn stats(&self) -> Result<Stats> {
         crate::guard::guard(|| {
             let txn = self.db.begin_read()?;
             let tables = ReadTables::open(&txn)?;
             let runs = tables.runs.as_ref();
+            let metadata = std::fs::metadata(&self.path).ok();
             let mut stats = Stats {
                 runs: runs.map_or(0, |r| r.list().len()),
                 run_postings: runs.map_or(0, RunTables::postings_count),
                 fresh_postings: tables.buckets.len()?,
                 documents: tables.len()?,
-                file_bytes: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
+                file_bytes: metadata.as_ref().map_or(0, |m| m.len()),
+                allocated_bytes: metadata.as_ref().map_or(0, allocated),
                 ..Stats::default()
             };
             let mut shingles = 0u64;
@@ -472,5 +429,17 @@ impl Database {
             stats.largest.truncate(10);
             Ok(stats)
         })
+    }
+}
+
+/// The bytes a file occupies on disk.
+fn allocated(metadata: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::MetadataExt::blocks(metadata) * 512
+    }
+    #[cfg(not(unix))]
+    {
+        metadata.len()
     }
 }

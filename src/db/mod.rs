@@ -20,6 +20,7 @@ mod maintain;
 mod open;
 mod pairs;
 mod query;
+mod reband;
 mod salvage;
 mod unique;
 mod writer;
@@ -333,6 +334,30 @@ impl Database {
             *self.poisoned.lock() = Some(err.to_string());
         }
         err
+    }
+
+    /// Stores `settings` in place of the current ones, in one transaction
+    /// in which `rebuild` first rewrites what they change (postings, an
+    /// index) with the new pipeline; on success the handle uses them.
+    pub(crate) fn change_settings(
+        &mut self,
+        settings: Settings,
+        rebuild: impl FnOnce(&redb::WriteTransaction, &Pipeline) -> Result<()>,
+    ) -> Result<()> {
+        let pipeline = Pipeline::new(&settings)?;
+        let txn = self.writable()?.begin_write()?;
+        let result = (|| {
+            rebuild(&txn, &pipeline)?;
+            let mut meta_table = txn.open_table(crate::store::schema::META)?;
+            crate::store::meta::write_header(&mut meta_table, &settings)?;
+            drop(meta_table);
+            txn.commit()?;
+            Ok::<(), Error>(())
+        })();
+        result.map_err(|e| self.poison(e))?;
+        self.settings = settings;
+        self.pipeline = pipeline;
+        Ok(())
     }
 
     pub(crate) fn pipeline(&self) -> &Pipeline {

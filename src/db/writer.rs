@@ -9,7 +9,7 @@ use crate::store::codec::SignatureRecord;
 use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
-use crate::store::tables::{Index, Reader, WriteTables};
+use crate::store::tables::{Index, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
 
@@ -53,7 +53,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         let encoded = doc.encode();
         self.tables.put(id, &encoded)?;
         if let Some(containment) = &mut self.containment {
-            containment.put(id, encoded.signature)?;
+            containment.put(id, doc.set_len(), &doc.signature)?;
         }
         Ok(replaced)
     }
@@ -85,20 +85,17 @@ impl<'t, 'p> Writer<'t, 'p> {
         let mut keys = Vec::with_capacity(order.len());
         let mut stored = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
-        let pipeline = self.pipeline;
         for i in order {
             let doc = docs[i];
             if let Some(old) = self.tables.id_of(&doc.key)? {
-                self.unindex_containment(old)?;
-                self.tables
-                    .delete(old, &doc.key, |r, b, s| pipeline.index_keys(r, b, s))?;
+                self.delete(old, &doc.key)?;
                 replaced += 1;
             }
             let id = self.new_id();
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             keys.push((doc.key.as_str(), id));
-            stored.push((id, encoded.signature));
+            stored.push((id, doc.set_len(), doc.signature.as_slice()));
             postings.extend(
                 doc.band_keys
                     .iter()
@@ -159,7 +156,10 @@ impl<'t, 'p> Writer<'t, 'p> {
         blocks.sort_unstable();
         self.tables.put_postings(&keys, &[], &blocks)?;
         if let Some(containment) = &mut self.containment {
-            containment.put_many(docs.iter().map(|&(doc, id)| (id, doc.encode().signature)))?;
+            containment.put_many(
+                docs.iter()
+                    .map(|&(doc, id)| (id, doc.set_len(), doc.signature.as_slice())),
+            )?;
         }
         Ok(())
     }
@@ -179,23 +179,27 @@ impl<'t, 'p> Writer<'t, 'p> {
         let Some(id) = self.tables.id_of(key)? else {
             return Ok(false);
         };
-        self.unindex_containment(id)?;
-        let pipeline = self.pipeline;
-        self.tables
-            .delete(id, key, |r, b, s| pipeline.index_keys(r, b, s))?;
+        self.delete(id, key)?;
         Ok(true)
     }
 
-    /// Removes document `id`'s containment postings (recomputed from its
-    /// signature record), when the index is on; call before deleting it.
-    fn unindex_containment(&mut self, id: u64) -> Result<()> {
-        if let Some(containment) = &mut self.containment {
-            let mut record = SignatureRecord::default();
-            if self.tables.signature_into(id, &mut record)? {
-                containment.remove(id, &record)?;
+    /// Deletes stored document `id` (under `key`) with every posting of it:
+    /// its band keys, SimHash blocks and containment postings, recomputed
+    /// from its stored records.
+    fn delete(&mut self, id: u64, key: &str) -> Result<()> {
+        let (mut record, mut set) = (SignatureRecord::default(), Vec::new());
+        let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
+        if self
+            .pipeline
+            .stored_signature(&self.tables, id, &mut record, &mut set)?
+        {
+            self.pipeline
+                .index_keys(&record, &mut band_keys, &mut blocks);
+            if let Some(containment) = &mut self.containment {
+                containment.remove(id, record.set_len, &record.values)?;
             }
         }
-        Ok(())
+        self.tables.delete(id, key, &band_keys, &blocks)
     }
 
     /// Inserts `doc` unless a stored document other than its own key is a

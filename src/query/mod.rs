@@ -87,9 +87,14 @@ impl QueryInput {
 pub(crate) fn stored_sketch(tables: &impl Reader, pipeline: &Pipeline, id: u64) -> Result<Sketch> {
     let mut record = SignatureRecord::default();
     let mut set = Vec::new();
-    if !tables.signature_into(id, &mut record)? || !tables.set_into(id, &mut set)? {
+    if !pipeline.stored_signature(tables, id, &mut record, &mut set)? {
         return Err(Error::corrupted(format!(
-            "document {id} is missing its signature or set"
+            "document {id} is missing its signature record"
+        )));
+    }
+    if set.is_empty() && !tables.set_into(id, &mut set)? {
+        return Err(Error::corrupted(format!(
+            "document {id} is missing its shingle set"
         )));
     }
     let mut band_keys = Vec::new();

@@ -2,22 +2,20 @@
 //! (connected components) they form.
 //!
 //! Pairs stream from one read snapshot. The bucket table is read once, in
-//! order, keeping the buckets two or more documents share; documents are
-//! then visited in id order, each one's band keys are recomputed from its
-//! stored signature, and only bucket members with a *larger* id become its
-//! candidates, so every pair is found once. Candidates are pruned and
+//! order, keeping the buckets two or more documents share; the documents
+//! in those buckets are then visited in id order, and only bucket members
+//! with a *larger* id become a document's candidates, so every pair is
+//! found once (documents sharing no bucket are never read). Candidates are pruned and
 //! verified exactly as a query's are. Groups keep a
 //! union-find over the documents that appear in some pair, not the index.
 
 use crate::pipeline::Pipeline;
 use crate::query::plan::{verify, Explain};
 use crate::store::cache::{CachedReader, RecordCache};
-use crate::store::codec::{decode_signature, SignatureRecord};
-use crate::store::tables::{context, ReadTables, Reader};
+use crate::store::tables::{ReadTables, Reader};
 use crate::store::walk::Walker;
 use crate::{Error, Result};
 use rayon::prelude::*;
-use redb::ReadableTable;
 use std::collections::HashMap;
 
 /// A verified near-duplicate pair. From [`crate::Database::pairs`], `a` was
@@ -119,78 +117,70 @@ impl Snapshot<'_> {
     /// The engine of [`Snapshot::pairs`]: calls `emit(tables, a, b, sim)`
     /// with document ids, a < b, in ascending order of a.
     ///
-    /// Documents are read in id order in blocks of [`PAIR_BLOCK`]; the
-    /// documents of a block find and verify their candidates in parallel
-    /// (rayon, one read snapshot shared by all threads), and the block's
-    /// pairs are then emitted in order, so memory holds one block's pairs.
+    /// Documents that share a bucket with another are visited in id order
+    /// in blocks of [`PAIR_BLOCK`]; the documents of a block verify their
+    /// candidates in parallel (rayon, one read snapshot shared by all
+    /// threads), and the block's pairs are then emitted in order, so memory
+    /// holds one block's pairs.
     fn pair_ids(
         &self,
         threshold: f64,
         mut emit: impl FnMut(&Cached<'_>, u64, u64, f64) -> Result<bool>,
     ) -> Result<u64> {
         crate::config::check_threshold("threshold", threshold)?;
-        {
-            let tables = self.tables;
-            let reader = self.cache.reader(tables);
-            let shared = shared_buckets(tables)?;
-            let mut count = 0;
-            let mut sigs = tables.sigs.iter()?;
-            let mut block = Vec::with_capacity(PAIR_BLOCK);
-            loop {
-                block.clear();
-                for entry in sigs.by_ref().take(PAIR_BLOCK) {
-                    let (id, bytes) = entry?;
-                    let id = id.value();
-                    let mut record = SignatureRecord::default();
-                    decode_signature(bytes.value(), &mut record)
-                        .map_err(|e| context(e, "signature", id))?;
-                    block.push((id, record.values));
-                }
-                if block.is_empty() {
-                    return Ok(count);
-                }
-                let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
-                    .par_iter()
-                    .map_init(
-                        || (Scratch::default(), Walker::new(tables)),
-                        |(scratch, walker), (id, signature)| {
-                            let reader = self.cache.reader(walker);
-                            self.pairs_of(&reader, &shared, *id, signature, threshold, scratch)
-                        },
-                    )
-                    .collect();
-                for pairs in found {
-                    for (a, b, similarity) in pairs? {
-                        count += 1;
-                        if !emit(&reader, a, b, similarity)? {
-                            return Ok(count);
-                        }
+        let tables = self.tables;
+        let reader = self.cache.reader(tables);
+        let shared = Shared::read(tables)?;
+        let order = shared.by_document();
+        let mut documents =
+            order.chunk_by(|&a, &b| shared.ids[a as usize] == shared.ids[b as usize]);
+        let mut count = 0;
+        loop {
+            let block: Vec<&[u32]> = documents.by_ref().take(PAIR_BLOCK).collect();
+            if block.is_empty() {
+                return Ok(count);
+            }
+            let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
+                .par_iter()
+                .map_init(
+                    || (Scratch::default(), Walker::new(tables)),
+                    |(scratch, walker), positions| {
+                        let reader = self.cache.reader(walker);
+                        self.pairs_of(&reader, &shared, positions, threshold, scratch)
+                    },
+                )
+                .collect();
+            for pairs in found {
+                for (a, b, similarity) in pairs? {
+                    count += 1;
+                    if !emit(&reader, a, b, similarity)? {
+                        return Ok(count);
                     }
                 }
             }
         }
     }
 
-    /// The verified pairs (id, other, similarity) of document `id` with
-    /// every document of larger id sharing one of its buckets.
+    /// The verified pairs (id, other, similarity) of one document with
+    /// every document of larger id sharing one of its buckets; `positions`
+    /// are the document's places in `shared.ids`.
     fn pairs_of(
         &self,
         tables: &impl Reader,
-        shared: &SharedBuckets,
-        id: u64,
-        signature: &[u32],
+        shared: &Shared,
+        positions: &[u32],
         threshold: f64,
         scratch: &mut Scratch,
     ) -> Result<Vec<(u64, u64, f64)>> {
-        self.pipeline
-            .banding()
-            .band_keys(signature, &mut scratch.band_keys);
+        let Some(&first) = positions.first() else {
+            return Ok(Vec::new());
+        };
+        let id = shared.ids[first as usize];
         scratch.candidates.clear();
-        for (band, &key) in scratch.band_keys.iter().enumerate() {
-            if let Some(ids) = shared.get(&(band as u32, key)) {
-                let later = ids.partition_point(|&other| other <= id);
-                scratch.candidates.extend_from_slice(&ids[later..]);
-            }
+        for &position in positions {
+            scratch
+                .candidates
+                .extend_from_slice(shared.later_members(position));
         }
         if scratch.candidates.is_empty() || !tables.set_into(id, &mut scratch.own_set)? {
             return Ok(Vec::new());
@@ -198,11 +188,13 @@ impl Snapshot<'_> {
         let mut candidates = std::mem::take(&mut scratch.candidates);
         candidates.sort_unstable();
         candidates.dedup();
+        // No signature prune: the set-size filter and exact verification
+        // need only the sets (format 3 stores no signatures).
         let hits = verify(
             tables,
             self.pipeline,
             &scratch.own_set,
-            signature,
+            &[],
             candidates,
             threshold,
             true,
@@ -215,36 +207,70 @@ impl Snapshot<'_> {
     }
 }
 
-/// The buckets shared by at least two documents: (band, key) → ids,
-/// ascending.
-type SharedBuckets = HashMap<(u32, u64), Vec<u64>>;
+/// The buckets shared by at least two documents, flat: bucket `b`'s
+/// members, ascending, are `ids[starts[b]..starts[b + 1]]`. Memory is
+/// about 12 bytes per posting in a shared bucket (its id, and its place
+/// in [`Shared::by_document`]'s order).
+struct Shared {
+    ids: Vec<u64>,
+    starts: Vec<u32>,
+}
 
-/// Reads every posting once, in order (the fresh ones and the runs,
-/// merged), keeping only the buckets with at least two members (only those
-/// can make pairs). One sequential scan replaces a look-up per document and
-/// band; memory is 8 bytes per posting in a shared bucket.
-fn shared_buckets(tables: &ReadTables) -> Result<SharedBuckets> {
-    let mut shared = SharedBuckets::new();
-    let mut run: Option<((u32, u64), Vec<u64>)> = None;
-    for entry in tables.all_postings()? {
-        let (band, key, id) = entry?;
-        match &mut run {
-            Some((bucket, ids)) if *bucket == (band, key) => ids.push(id),
-            _ => {
-                if let Some((bucket, ids)) = run.replace(((band, key), vec![id])) {
-                    if ids.len() > 1 {
-                        shared.insert(bucket, ids);
-                    }
-                }
+impl Shared {
+    /// Reads every posting once, in order (the fresh ones and the runs,
+    /// merged), keeping only the buckets with at least two members (only
+    /// those can make pairs): one sequential scan instead of a look-up per
+    /// document and band.
+    fn read(tables: &ReadTables) -> Result<Self> {
+        let mut shared = Shared {
+            ids: Vec::new(),
+            starts: vec![0],
+        };
+        let mut current: Option<(u32, u64)> = None;
+        let mut open = 0usize; // where the current bucket's ids begin
+        for entry in tables.all_postings()? {
+            let (band, key, id) = entry?;
+            if current != Some((band, key)) {
+                shared.close(open);
+                open = shared.ids.len();
+                current = Some((band, key));
+            }
+            shared.ids.push(id);
+            if shared.ids.len() >= u32::MAX as usize {
+                return Err(Error::InvalidParameter {
+                    name: "pairs",
+                    reason: "more than 2^32 postings in shared buckets, more than one pass handles"
+                        .into(),
+                });
             }
         }
+        shared.close(open);
+        Ok(shared)
     }
-    if let Some((bucket, ids)) = run {
-        if ids.len() > 1 {
-            shared.insert(bucket, ids);
+
+    /// Ends the bucket whose ids begin at `open`: kept when it has two or
+    /// more members, dropped otherwise.
+    fn close(&mut self, open: usize) {
+        match self.ids.len() - open {
+            0 => {}
+            1 => self.ids.truncate(open),
+            _ => self.starts.push(self.ids.len() as u32),
         }
     }
-    Ok(shared)
+
+    /// The members after the one at `position`, in its bucket.
+    fn later_members(&self, position: u32) -> &[u64] {
+        let bucket = self.starts.partition_point(|&start| start <= position) - 1;
+        &self.ids[position as usize + 1..self.starts[bucket + 1] as usize]
+    }
+
+    /// Every place in `ids`, ordered by the id there (then by place): the
+    /// places of one document are consecutive, documents ascend.
+    fn by_document(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
+        order.par_sort_unstable_by_key(|&p| (self.ids[p as usize], p));
+        order
+    }
 }
 
 /// Documents whose candidates are verified in parallel at a time.
@@ -253,7 +279,6 @@ const PAIR_BLOCK: usize = 2048;
 /// One worker's reusable buffers.
 #[derive(Default)]
 struct Scratch {
-    band_keys: Vec<u64>,
     candidates: Vec<u64>,
     own_set: Vec<u32>,
 }

@@ -11,9 +11,10 @@
 //! `max_bucket` (or set it to `usize::MAX`) for exhaustive answers.
 //!
 //! **Pruning.** Before reading a candidate's set, its signature record gives
-//! its set size and MinHash signature (read only where the estimate may
-//! prune; otherwise the size filter runs on the set itself). Sizes that make the threshold
-//! unreachable (J ≤ min/max) are pruned exactly. When the signature estimate
+//! its set size: sizes that make the threshold unreachable (J ≤ min/max)
+//! are pruned exactly. Files written before format 3 also store each
+//! document's MinHash signature there, and documents held in memory (a
+//! batch's `insert_unique_many`) have theirs; where the signature estimate
 //! is reliable (the permutation scheme, or sets at least as large as the
 //! signature under one-permutation hashing), candidates whose estimate is
 //! more than four standard deviations below the threshold are pruned too —
@@ -299,7 +300,8 @@ fn judge(
     if (small as f64) < t * large as f64 {
         return Verdict::Length;
     }
-    if exact_estimates || small >= n {
+    // Records of format 3 hold no values (`values` is empty): no estimate.
+    if n > 0 && values.len() == n && (exact_estimates || small >= n) {
         let estimate = agreements(signature, values) as f64 / n as f64;
         if estimate < t - margin {
             return Verdict::Signature;

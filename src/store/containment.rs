@@ -5,11 +5,11 @@
 //! The table exists only in files whose settings turn the index on
 //! (`Settings::containment`); it is written in the same transaction as the
 //! document's other records. Postings are not stored elsewhere: removal and
-//! `check` recompute them from the signature record (set size and MinHash
-//! values), as the band postings are.
+//! `check` recompute them from the set size and MinHash values (which are
+//! themselves recomputed from the stored set), as the band postings are.
 
 use crate::sketch::ensemble::Ensemble;
-use crate::store::codec::{self, SignatureRecord};
+use crate::store::codec::SignatureRecord;
 use crate::{Error, Result};
 use redb::{ReadTransaction, ReadableTable, Table, TableDefinition, TableError, WriteTransaction};
 
@@ -49,7 +49,6 @@ pub struct ContainmentWriter<'t> {
     table: Table<'t, Posting, ()>,
     ensemble: Ensemble,
     scratch: Vec<Posting>,
-    record: SignatureRecord,
 }
 
 impl<'t> ContainmentWriter<'t> {
@@ -59,40 +58,28 @@ impl<'t> ContainmentWriter<'t> {
             table: txn.open_table(CONTAINMENT)?,
             ensemble,
             scratch: Vec::new(),
-            record: SignatureRecord::default(),
         })
     }
 
-    /// Posts document `id` from its encoded signature record.
-    pub fn put(&mut self, id: u64, signature_record: &[u8]) -> Result<()> {
-        codec::decode_signature(signature_record, &mut self.record)?;
+    /// Posts document `id`, of `set_len` shingles and MinHash `signature`.
+    pub fn put(&mut self, id: u64, set_len: u32, signature: &[u32]) -> Result<()> {
         self.scratch.clear();
-        postings(
-            &self.ensemble,
-            id,
-            self.record.set_len,
-            &self.record.values,
-            &mut self.scratch,
-        );
+        postings(&self.ensemble, id, set_len, signature, &mut self.scratch);
         for &posting in &self.scratch {
             self.table.insert(posting, ())?;
         }
         Ok(())
     }
 
-    /// Posts many documents: `(id, encoded signature record)` pairs, with
-    /// the postings inserted in key order (sequential B-tree writes).
-    pub fn put_many<'a>(&mut self, docs: impl Iterator<Item = (u64, &'a [u8])>) -> Result<()> {
+    /// Posts many documents, `(id, set_len, signature)`, with the postings
+    /// inserted in key order (sequential B-tree writes).
+    pub fn put_many<'a>(
+        &mut self,
+        docs: impl Iterator<Item = (u64, u32, &'a [u32])>,
+    ) -> Result<()> {
         let mut all = Vec::new();
-        for (id, bytes) in docs {
-            codec::decode_signature(bytes, &mut self.record)?;
-            postings(
-                &self.ensemble,
-                id,
-                self.record.set_len,
-                &self.record.values,
-                &mut all,
-            );
+        for (id, set_len, signature) in docs {
+            postings(&self.ensemble, id, set_len, signature, &mut all);
         }
         all.sort_unstable();
         for posting in all {
@@ -101,17 +88,11 @@ impl<'t> ContainmentWriter<'t> {
         Ok(())
     }
 
-    /// Removes the postings of document `id`, whose signature record is
-    /// `record` (read before the document's records are deleted).
-    pub fn remove(&mut self, id: u64, record: &SignatureRecord) -> Result<()> {
+    /// Removes the postings of document `id` (of `set_len` shingles and
+    /// MinHash `signature`, read before its records are deleted).
+    pub fn remove(&mut self, id: u64, set_len: u32, signature: &[u32]) -> Result<()> {
         self.scratch.clear();
-        postings(
-            &self.ensemble,
-            id,
-            record.set_len,
-            &record.values,
-            &mut self.scratch,
-        );
+        postings(&self.ensemble, id, set_len, signature, &mut self.scratch);
         for &posting in &self.scratch {
             self.table.remove(posting)?;
         }

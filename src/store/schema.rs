@@ -9,10 +9,18 @@ use redb::TableDefinition;
 ///
 /// Version 2 adds the posting runs (`crate::store::runs`): MinHash postings
 /// beyond the fresh ones in `buckets`. A version-1 file is a version-2 file
-/// without runs, so this build reads both; opening a version-1 file for
-/// writing marks it version 2 before anything is written to it (a
-/// version-1 reader would not see postings in runs).
-pub const FORMAT_VERSION: u32 = 2;
+/// without runs.
+///
+/// Version 3 stops storing MinHash values: a signature record keeps the set
+/// size and SimHash, with a value count of zero, and the values are
+/// recomputed from the stored shingle set where needed. A version-2 file is
+/// a version-3 file whose signature records still hold their values (they
+/// are used as they are).
+///
+/// So this build reads versions 1 to 3; opening an older file for writing
+/// marks it version 3 before anything is written to it (an older reader
+/// would not see postings in runs, nor find values in new records).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The oldest format version this build reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;

@@ -393,24 +393,15 @@ impl<'t> WriteTables<'t> {
         Ok(())
     }
 
-    /// Removes document `id` stored under `key` and its postings, which are
-    /// recomputed from the stored signature with `index_keys`.
-    pub fn delete(
-        &mut self,
-        id: u64,
-        key: &str,
-        index_keys: impl Fn(&SignatureRecord, &mut Vec<u64>, &mut Vec<u64>),
-    ) -> Result<()> {
-        let mut record = SignatureRecord::default();
-        if self.signature_into(id, &mut record)? {
-            let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
-            index_keys(&record, &mut band_keys, &mut blocks);
-            for (band, &bucket) in band_keys.iter().enumerate() {
-                self.buckets.remove((band as u32, bucket, id))?;
-            }
-            for (block, &value) in blocks.iter().enumerate() {
-                self.blocks.remove((block as u32, value, id))?;
-            }
+    /// Removes document `id` stored under `key` and its postings: its
+    /// `band_keys` and SimHash `blocks`, which the caller recomputed from
+    /// the stored records (`Pipeline::stored_signature`).
+    pub fn delete(&mut self, id: u64, key: &str, band_keys: &[u64], blocks: &[u64]) -> Result<()> {
+        for (band, &bucket) in band_keys.iter().enumerate() {
+            self.buckets.remove((band as u32, bucket, id))?;
+        }
+        for (block, &value) in blocks.iter().enumerate() {
+            self.blocks.remove((block as u32, value, id))?;
         }
         self.keys.remove(key)?;
         self.docs.remove(id)?;

@@ -103,7 +103,12 @@ fn main() -> Result<(), Error> {
         let reopen = t.elapsed();
 
         last_sample = sample;
-        let file_bytes = std::fs::metadata(&db_path)?.len();
+        let metadata = std::fs::metadata(&db_path)?;
+        let file_bytes = metadata.len();
+        // What the file occupies: redb grows a file by doubling (and then
+        // by whole regions) with set_len, which leaves the unwritten tail
+        // sparse, so its length overstates its size on disk.
+        let allocated_bytes = std::os::unix::fs::MetadataExt::blocks(&metadata) * 512;
         let documents = db.len()?;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let pct = |v: &[Duration], p: f64| {
@@ -122,6 +127,8 @@ fn main() -> Result<(), Error> {
                 "written_bytes_per_doc": (written as f64 / report.inserted.max(1) as f64).round(),
                 "file_bytes": file_bytes,
                 "file_bytes_per_doc": (file_bytes as f64 / documents.max(1) as f64).round(),
+                "allocated_bytes": allocated_bytes,
+                "allocated_bytes_per_doc": (allocated_bytes as f64 / documents.max(1) as f64).round(),
                 "query_p50_ms": pct(&query_times, 0.5),
                 "query_p99_ms": pct(&query_times, 0.99),
                 "queries": query_times.len(),

@@ -128,7 +128,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
     let stats = db.stats()?;
     let s = db.settings();
     let per_doc = if stats.documents > 0 {
-        stats.file_bytes as f64 / stats.documents as f64
+        stats.allocated_bytes as f64 / stats.documents as f64
     } else {
         0.0
     };
@@ -136,6 +136,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         json(&json!({
             "documents": stats.documents,
             "file_bytes": stats.file_bytes,
+            "allocated_bytes": stats.allocated_bytes,
             "bytes_per_document": per_doc,
             "mean_shingles": stats.mean_shingles,
             "settings": settings_json(s),
@@ -157,8 +158,8 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
     }
     line(format_args!("file        {}", args.file.display()));
     line(format_args!(
-        "documents   {} ({} bytes on disk, {per_doc:.0} per document; {:.1} shingles on average)",
-        stats.documents, stats.file_bytes, stats.mean_shingles
+        "documents   {} ({} bytes on disk, {per_doc:.0} per document; file length {}; {:.1} shingles on average)",
+        stats.documents, stats.allocated_bytes, stats.file_bytes, stats.mean_shingles
     ));
     line(format_args!(
         "config      {}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}",

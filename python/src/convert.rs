@@ -1,0 +1,113 @@
+//! Conversions between the `lshdb` crate's values and Python's: hits,
+//! explain records and bulk reports as dicts, and a Python iterator of
+//! (key, text) pairs read a slice at a time.
+
+use lshdb::{BulkOptions, Explain, Hit};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyIterator};
+use std::collections::VecDeque;
+
+pub(crate) fn hits(hits: Vec<Hit>) -> Vec<(String, f64)> {
+    hits.into_iter().map(|h| (h.key, h.similarity)).collect()
+}
+
+pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("buckets_probed", e.buckets_probed)?;
+    d.set_item("posting_sizes", e.posting_sizes.clone())?;
+    let truncated: Vec<(usize, usize)> = e
+        .truncated_buckets
+        .iter()
+        .map(|t| (t.band, t.read))
+        .collect();
+    d.set_item("truncated_buckets", truncated)?;
+    d.set_item("candidates", e.candidates)?;
+    d.set_item("pruned_by_length", e.pruned_by_length)?;
+    d.set_item("pruned_by_signature", e.pruned_by_signature)?;
+    d.set_item("verified", e.verified)?;
+    d.set_item("returned", e.returned)?;
+    d.set_item(
+        "candidate_probability_at_threshold",
+        e.candidate_probability_at_threshold,
+    )?;
+    d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
+    d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
+    d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
+    d.set_item("warnings", e.warnings.clone())?;
+    Ok(d)
+}
+
+/// (key, text) pairs pulled from a Python iterator a slice at a time,
+/// taking the GIL only for each slice.
+pub(crate) struct PyPairs {
+    pub(crate) iter: Py<PyIterator>,
+    pub(crate) buf: VecDeque<(String, String)>,
+    /// Why the Python iterator stopped early, if it raised.
+    pub(crate) error: Option<PyErr>,
+    pub(crate) done: bool,
+}
+
+impl Iterator for PyPairs {
+    type Item = (String, String);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buf.is_empty() && !self.done {
+            Python::attach(|py| {
+                let mut iter = self.iter.bind(py).clone();
+                for _ in 0..1024 {
+                    match iter.next() {
+                        None => {
+                            self.done = true;
+                            break;
+                        }
+                        Some(Err(err)) => {
+                            self.error = Some(err);
+                            self.done = true;
+                            break;
+                        }
+                        Some(Ok(item)) => match item.extract::<(String, String)>() {
+                            Ok(pair) => self.buf.push_back(pair),
+                            Err(_) => {
+                                self.error = Some(crate::errors::raise(
+                                    py,
+                                    "InvalidInput",
+                                    format!(
+                                        "insert_many: expected (key: str, text: str) pairs, got {}",
+                                        item.repr().map(|r| r.to_string()).unwrap_or_default()
+                                    ),
+                                ));
+                                self.done = true;
+                                break;
+                            }
+                        },
+                    }
+                }
+            });
+        }
+        self.buf.pop_front()
+    }
+}
+
+pub(crate) fn report_dict<'py>(
+    py: Python<'py>,
+    r: &lshdb::BulkReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("inserted", r.inserted)?;
+    d.set_item("replaced", r.replaced)?;
+    let rejected: Vec<(String, String)> = r
+        .rejected
+        .iter()
+        .map(|(k, e)| (k.clone(), crate::errors::message(e)))
+        .collect();
+    d.set_item("rejected", rejected)?;
+    d.set_item("commits", r.commits)?;
+    Ok(d)
+}
+
+pub(crate) fn bulk_options(batch: Option<usize>) -> BulkOptions {
+    match batch {
+        Some(n) => BulkOptions::default().batch(n),
+        None => BulkOptions::default(),
+    }
+}

@@ -1,0 +1,274 @@
+//! Files of format 2, whose signature records hold 128 MinHash values,
+//! read as they are and upgraded to format 3 (records without values) by
+//! the first open for writing; old and new records then live side by side
+//! through every operation.
+//!
+//! `tests/fixtures/format-v2.lshdb` was written by lshdb at commit 06ff7c9
+//! (the last build writing format 2), then compacted page by page with
+//! redb's `Database::compact` (its lshdb contents untouched), by:
+//!
+//! ```text
+//! let config = Config::jaccard(0.6).bands(25, 5).simhash(3).store_text(true);
+//! let mut db = Database::create(&path, config)?;
+//! db.insert_bulk(docs /* text(f, m) as "f{f}-m{m}", f < 8, m < 5 */,
+//!                &BulkOptions::default().batch(8), |_| true)?;   // 2 runs
+//! db.remove("f1-m0")?;                                          // a dead id
+//! db.insert("single", SINGLE)?;                                 // fresh postings
+//! db.insert_items("items", &["milk", "bread", "eggs"])?;
+//! ```
+//!
+//! Never regenerate it to make this test pass.
+
+use lshdb::shingle::Shingler;
+use lshdb::sketch::measures::jaccard;
+use lshdb::store::codec::{decode_signature, SignatureRecord};
+use lshdb::store::schema::{META, SIGS};
+use lshdb::{Config, Database};
+use redb::{ReadableDatabase, ReadableTable};
+use std::path::{Path, PathBuf};
+
+const SINGLE: &str = "a document written on its own, into the fresh postings";
+
+fn text(f: usize, m: usize) -> String {
+    format!(
+        "family {f} shares this long sentence about posting runs and merges, with words \
+         alpha beta gamma delta epsilon zeta {f} eta theta; member {m} differs here {}",
+        "x".repeat(m % 3)
+    )
+}
+
+/// A copy of the fixture in `dir`.
+fn fixture_copy(dir: &Path) -> PathBuf {
+    let path = dir.join("v2.lshdb");
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v2.lshdb");
+    std::fs::copy(source, &path).unwrap();
+    path
+}
+
+fn format_version(path: &Path) -> u32 {
+    let db = redb::Database::open(path).unwrap();
+    let read = db.begin_read().unwrap();
+    let meta = read.open_table(META).unwrap();
+    let record = meta.get("format").unwrap().unwrap().value().to_vec();
+    u32::from_le_bytes(record[8..12].try_into().unwrap())
+}
+
+/// Every stored signature record, by id.
+fn signature_records(path: &Path) -> Vec<(u64, SignatureRecord)> {
+    let db = redb::Database::open(path).unwrap();
+    let read = db.begin_read().unwrap();
+    let sigs = read.open_table(SIGS).unwrap();
+    sigs.iter()
+        .unwrap()
+        .map(|entry| {
+            let (id, bytes) = entry.unwrap();
+            let mut record = SignatureRecord::default();
+            decode_signature(bytes.value(), &mut record).unwrap();
+            (id.value(), record)
+        })
+        .collect()
+}
+
+/// Sorted (a, b) key pairs, a < b.
+type KeyPairs = Vec<(String, String)>;
+
+/// Pairs from the index, and exactly, as sorted (a, b) key pairs.
+fn both_pairs(db: &Database, t: f64) -> (KeyPairs, KeyPairs) {
+    let collect = |exact: bool| {
+        let mut out = Vec::new();
+        let emit = |p: lshdb::Pair| {
+            let (a, b) = if p.a < p.b { (p.a, p.b) } else { (p.b, p.a) };
+            out.push((a, b));
+            true
+        };
+        if exact {
+            db.exact_pairs(t, emit).unwrap();
+        } else {
+            db.pairs(t, emit).unwrap();
+        }
+        out.sort();
+        out
+    };
+    (collect(false), collect(true))
+}
+
+/// The keys a query of `text` finds at the database's threshold.
+fn keys_of(db: &Database, text: &str) -> Vec<String> {
+    let mut keys: Vec<String> = db
+        .query(text)
+        .max_bucket(usize::MAX)
+        .run()
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.key)
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// [`keys_of`], checked against an exhaustive search over the stored sets
+/// (at 25 × 5 bands and t = 0.6 these documents are far enough above the
+/// threshold that LSH finds every one).
+fn hit_keys(db: &Database, text: &str) -> Vec<String> {
+    let keys = keys_of(db, text);
+    let query = Shingler::new(Default::default()).unwrap().set(text);
+    let t = db.settings().threshold;
+    let mut brute = Vec::new();
+    db.for_each(|doc| {
+        if jaccard(query.as_slice(), &doc.shingles) >= t {
+            brute.push(doc.key);
+        }
+        true
+    })
+    .unwrap();
+    brute.sort();
+    assert_eq!(keys, brute, "query {text:?}");
+    keys
+}
+
+/// A new database of `config` holding the same documents as `db` (by their
+/// stored shingle sets): its signatures and band keys are computed afresh.
+fn twin(db: &Database, path: &Path, config: Config) -> Database {
+    let fresh = Database::create(path, config).unwrap();
+    let mut docs = Vec::new();
+    db.for_each(|doc| {
+        docs.push((doc.key, doc.shingles));
+        true
+    })
+    .unwrap();
+    for (key, set) in &docs {
+        fresh
+            .insert(key, lshdb::Document::Shingles(set.as_slice()))
+            .unwrap();
+    }
+    fresh
+}
+
+#[test]
+fn a_format_2_file_is_read_as_it_is_and_upgraded_on_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path());
+    let records = signature_records(&path);
+    assert_eq!(records.len(), 41);
+    assert!(records.iter().all(|(_, r)| r.values.len() == 128));
+
+    // Read-only: answers, and the file stays format 2, byte for byte.
+    let before = std::fs::read(&path).unwrap();
+    {
+        let db = Database::builder().read_only(true).open(&path).unwrap();
+        assert_eq!(db.len().unwrap(), 41);
+        let found = hit_keys(&db, &text(1, 1));
+        assert!(found.contains(&"f1-m1".to_owned()));
+        assert!(!found.contains(&"f1-m0".to_owned())); // removed
+        assert_eq!(hit_keys(&db, SINGLE), ["single"]);
+        let hits = db
+            .query_items(&["bread", "eggs", "milk"])
+            .run()
+            .unwrap()
+            .hits;
+        assert_eq!((hits[0].key.as_str(), hits[0].similarity), ("items", 1.0));
+        let (lsh, exact) = both_pairs(&db, 0.6);
+        assert_eq!(lsh, exact);
+        assert!(lsh.len() > 7 * 10 + 6, "{}", lsh.len());
+        assert!(db.check().unwrap().is_clean());
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(format_version(&path), 2);
+
+    // Opened for writing: marked format 3 first; old records keep their
+    // values, new ones hold none, and every operation sees both.
+    drop(Database::open(&path).unwrap());
+    assert_eq!(format_version(&path), 3);
+    let db = Database::open(&path).unwrap();
+    assert!(db.remove("f2-m1").unwrap()); // postings in a run
+    assert!(db.remove("single").unwrap()); // postings in the fresh table
+    db.insert("f2-new", &text(2, 7)).unwrap();
+    db.insert("f3-m4", &text(3, 9)).unwrap(); // replaces an old record
+    assert!(db.check().unwrap().is_clean(), "{:?}", db.check().unwrap());
+    assert_eq!(hit_keys(&db, SINGLE), Vec::<String>::new());
+    let found = hit_keys(&db, &text(2, 0));
+    assert!(found.contains(&"f2-new".to_owned()));
+    assert!(!found.contains(&"f2-m1".to_owned()));
+    let (lsh, exact) = both_pairs(&db, 0.6);
+    assert_eq!(lsh, exact);
+
+    drop(db);
+    let records = signature_records(&path);
+    let lean = records.iter().filter(|(_, r)| r.values.is_empty()).count();
+    assert_eq!((records.len(), lean), (40, 2));
+    let mut db = Database::open(&path).unwrap();
+
+    // Re-banding and compaction rebuild the postings from both kinds: the
+    // file then answers exactly as a new file of the same documents does.
+    db.reband(0.8, Some((16, 8))).unwrap();
+    assert!(db.check().unwrap().is_clean());
+    let config = Config::jaccard(0.8)
+        .bands(16, 8)
+        .simhash(3)
+        .store_text(true);
+    let fresh = twin(&db, &dir.path().join("twin.lshdb"), config);
+    for f in 0..8 {
+        assert_eq!(keys_of(&db, &text(f, 0)), keys_of(&fresh, &text(f, 0)));
+    }
+    assert_eq!(both_pairs(&db, 0.8).0, both_pairs(&fresh, 0.8).0);
+    db.compact().unwrap();
+    assert!(db.check_pages().unwrap().is_clean());
+    assert_eq!(both_pairs(&db, 0.8).0, both_pairs(&fresh, 0.8).0);
+    assert_eq!(keys_of(&db, &text(4, 0)), keys_of(&fresh, &text(4, 0)));
+}
+
+#[test]
+fn new_signature_records_hold_the_set_size_and_no_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.lshdb");
+    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    db.insert("a", "The quick brown fox jumps over the lazy dog")
+        .unwrap();
+    drop(db);
+    let db = redb::Database::open(&path).unwrap();
+    let read = db.begin_read().unwrap();
+    let sigs = read.open_table(SIGS).unwrap();
+    let (_, bytes) = sigs.iter().unwrap().next().unwrap().unwrap();
+    let bytes = bytes.value().to_vec();
+    // Frame (tag 4, CRC-32), set_len 39 (u32 LE), no SimHash, count 0.
+    assert_eq!(bytes[0], 4);
+    assert_eq!(&bytes[5..], &[39, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let mut record = SignatureRecord::default();
+    decode_signature(&bytes, &mut record).unwrap();
+    assert_eq!((record.set_len, record.values.len()), (39, 0));
+}
+
+#[test]
+fn check_finds_stored_values_that_do_not_match_the_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path());
+    // Give one old record another document's values (valid frame).
+    let records = signature_records(&path);
+    let (victim, _) = records[3].clone();
+    let (_, other) = records[20].clone();
+    let victim_record = &records[3].1;
+    let forged = lshdb::store::codec::encode_signature(
+        victim_record.set_len,
+        victim_record.simhash,
+        &other.values,
+    );
+    {
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(SIGS)
+            .unwrap()
+            .insert(victim, forged.as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let db = Database::builder().read_only(true).open(&path).unwrap();
+    let report = db.check().unwrap();
+    let all = report.problems.join("\n");
+    assert!(
+        all.contains(&format!(
+            "stored signature of document {victim} does not match its shingle set"
+        )),
+        "{all}"
+    );
+}
