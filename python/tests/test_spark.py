@@ -231,6 +231,7 @@ def test_identical_copies_beyond_max_bucket_give_all_their_pairs(spark: Any, tmp
         db.insert_many(docs)
         exact = {tuple(sorted((p.a, p.b))): p.similarity for p in db.exact_pairs(0.8)}
         groups = {frozenset(h.key for h in g) for g in db.groups()}
+    assert len(exact) == 58 * 57 // 2 + 10  # the 58 pairwise, and the other group's 10
     assert len(found) == len(exact) and found.keys() == exact.keys()
     assert all(found[k] == pytest.approx(exact[k]) for k in exact)
     assert found[("a00", "a29")] == 1.0 and found[("a03", "b17")] == pytest.approx(exact[("a03", "b17")])

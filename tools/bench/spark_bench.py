@@ -12,9 +12,13 @@ test). One JSON object per system and threshold on stdout.
 
 Truth: every pair with Jaccard ≥ t of the same shingle sets (char 5,
 lshdb's normalisation), from lshdb's exact prefix-filtering join
-(`Database.exact_pairs`), cached under tools/data/. Each system runs in a
+(the release CLI's `lshdb pairs --exact`, else `Database.exact_pairs`), cached
+under tools/data/. Each system runs in a
 child process (`--run SYSTEM`) whose process tree (driver, JVM, Python
-workers) is sampled for peak memory (summed RSS) every 0.2 s.
+workers) is sampled for peak memory every 0.2 s: summed RSS (`peak_rss_mb`,
+which counts pages that forked Python workers share once per worker), its
+split by kind of process at that peak (`at_peak_mb`), and summed PSS
+(`peak_pss_mb`: shared pages divided among their sharers).
 
 * lshdb-spark: `lshdb.spark.pairs` and `lshdb.spark.dedup` on local[2].
 * mllib: `MinHashLSH(numHashTables=H).approxSimilarityJoin(df, df, 1 - t)`
@@ -94,10 +98,13 @@ def truth(docs: List[Tuple[str, str]], threshold: float, cache: Path) -> Path:
     return cache
 
 
-def tree_rss(pid: int) -> int:
-    """Summed RSS (bytes) of a process and its descendants."""
+def tree_rss(pid: int) -> Tuple[int, Dict[str, int]]:
+    """Summed RSS (bytes) of a process and its descendants, and the same
+    by kind of process (``java``, ``python worker``: forked PySpark
+    workers, ``python driver``)."""
     children: Dict[int, List[int]] = {}
     rss: Dict[int, int] = {}
+    comm: Dict[int, str] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -106,25 +113,46 @@ def tree_rss(pid: int) -> int:
             fields = stat[stat.rindex(")") + 2 :].split()
             children.setdefault(int(fields[1]), []).append(int(entry))
             rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            comm[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
         except (OSError, ValueError):
             continue
     total, todo = 0, [pid]
+    kinds: Dict[str, int] = {}
+    pss = 0
     while todo:
         p = todo.pop()
         total += rss.get(p, 0)
+        name = comm.get(p, "?")
+        kind = "java" if name == "java" else ("python driver" if p == pid else ("python worker" if "python" in name else name))
+        kinds[kind] = kinds.get(kind, 0) + rss.get(p, 0)
+        try:  # proportional set size: shared pages (forked workers) counted once
+            for line in open(f"/proc/{p}/smaps_rollup"):
+                if line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
+                    break
+        except OSError:
+            pass
         todo.extend(children.get(p, []))
-    return total
+    kinds["(pss total)"] = pss
+    return total, kinds
 
 
 def run_child(cmd: List[str], timeout: float) -> Dict[str, Any]:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
     peak = [0]
+    peak_pss = [0]
+    at_peak: Dict[str, int] = {}
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], tree_rss(proc.pid))
+            total, kinds = tree_rss(proc.pid)
+            peak_pss[0] = max(peak_pss[0], kinds["(pss total)"])
+            if total > peak[0]:
+                peak[0] = total
+                at_peak.clear()
+                at_peak.update(kinds)
             time.sleep(0.2)
 
     threading.Thread(target=sample, daemon=True).start()
@@ -138,6 +166,8 @@ def run_child(cmd: List[str], timeout: float) -> Dict[str, Any]:
     stop.set()
     result["wall_s"] = round(time.perf_counter() - start, 1)
     result["peak_rss_mb"] = round(peak[0] / 2**20)
+    result["peak_pss_mb"] = round(peak_pss[0] / 2**20)
+    result["at_peak_mb"] = {k: round(v / 2**20) for k, v in sorted(at_peak.items())}
     return result
 
 
