@@ -9,6 +9,9 @@ test). One JSON object per system and threshold on stdout.
     python3 -m venv target/bench-venv && target/bench-venv/bin/pip install 'datatrove[processing]==0.10.1' spacy
     target/py-venv/bin/python tools/bench/spark_bench.py tools/data/debian-desc-long.jsonl \
         --threshold 0.8 --systems lshdb-spark,mllib,datatrove [--limit N] [--mllib-limit 10000] [--timeout 1800]
+    # every system on each sample size, lshdb-spark with its own banding:
+    target/py-venv/bin/python tools/bench/spark_bench.py tools/data/debian-desc-long.jsonl \
+        --threshold 0.8 --systems lshdb-spark,mllib --limits 5000,10000,20000 --mllib-tables 4 --bands 20 --rows 6
 
 Truth: every pair with Jaccard ≥ t of the same shingle sets (char 5,
 lshdb's normalisation), from lshdb's exact prefix-filtering join
