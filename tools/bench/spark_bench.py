@@ -19,7 +19,9 @@ lshdb's normalisation), from lshdb's exact prefix-filtering join
 under tools/data/. Each system runs in a
 child process (`--run SYSTEM`) whose process tree (driver, JVM, Python
 workers) is sampled for peak memory every 0.2 s: summed RSS (`peak_rss_mb`,
-which counts pages that forked Python workers share once per worker), its
+which counts pages that forked Python workers share once per worker; a
+process the JVM is spawning, which shares the JVM's memory until it
+execs, is not counted), its
 split by kind of process at that peak (`at_peak_mb`), and summed PSS
 (`peak_pss_mb`: shared pages divided among their sharers).
 
@@ -122,10 +124,19 @@ def tree_rss(pid: int) -> Tuple[int, Dict[str, int]]:
     total, todo = 0, [pid]
     kinds: Dict[str, int] = {}
     pss = 0
+    parent = {c: p for p, cs in children.items() for c in cs}
     while todo:
         p = todo.pop()
-        total += rss.get(p, 0)
         name = comm.get(p, "?")
+        if comm.get(parent.get(p, -1)) == "java" and "python" not in name:
+            # A process the JVM is spawning (vfork, named after the JVM
+            # thread, e.g. "Executor task l"): until it execs it shares the
+            # JVM's memory and reports the JVM's RSS; counting it would
+            # count the JVM twice.
+            kinds["(JVM spawn, not counted)"] = kinds.get("(JVM spawn, not counted)", 0) + rss.get(p, 0)
+            todo.extend(children.get(p, []))
+            continue
+        total += rss.get(p, 0)
         kind = "java" if name == "java" else ("python driver" if p == pid else ("python worker" if "python" in name else name))
         kinds[kind] = kinds.get(kind, 0) + rss.get(p, 0)
         try:  # proportional set size: shared pages (forked workers) counted once
