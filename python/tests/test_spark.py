@@ -1,7 +1,9 @@
 """lshdb.spark on Spark local mode (`local[2]`, one session for the whole
 run): planted clusters found exactly and equal to the database's groups,
 chained clusters whose removed rows all have a kept verified duplicate,
-a huge bucket cut to anchors with measured recall, empty and tiny
+a huge bucket cut to anchors with measured recall, identical texts
+collapsed before the buckets (more copies than max_bucket, all their
+pairs found; equal hashes never merge different sets), empty and tiny
 documents, ids of several types, the same keys and sets as a database
 file, and the bridge into one."""
 
@@ -25,6 +27,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from lshdb import spark as ls  # noqa: E402
 from lshdb.spark.candidates import candidates  # noqa: E402
+from lshdb.spark.identical import collapse  # noqa: E402
 from lshdb.spark.keys import sketch  # noqa: E402
 
 from conftest import corpus  # noqa: E402
@@ -213,6 +216,52 @@ def test_huge_bucket_is_cut_to_anchors_with_measured_recall(spark: Any, tmp_path
     rows = ls.dedup(df, threshold=0.8, max_bucket=50, anchors=2).collect()
     assert clusters(rows) == {frozenset(d[0] for d in docs)}  # cluster recall stays 1
     check_cover(rows, dict(docs), 0.8)
+
+
+def test_identical_copies_beyond_max_bucket_give_all_their_pairs(spark: Any, tmp_path: Path) -> None:
+    # 30 copies of one text, 25 copies of a near-duplicate of it and 3 more
+    # near-duplicates: the 58 share most buckets, far above max_bucket=20,
+    # which would cut them to 2 anchors; collapsed, the buckets hold 5.
+    docs = corpus(groups=2, per_group=5)
+    base, variant = docs[0][1], docs[1][1]
+    docs = [(f"a{i:02}", base) for i in range(30)] + [(f"b{i:02}", variant) for i in range(25)] + docs[2:]
+    df = spark.createDataFrame(docs, "id string, text string")
+    found = {(r["id_a"], r["id_b"]): r["similarity"] for r in ls.pairs(df, threshold=0.8, max_bucket=20, anchors=2).collect()}
+    with lshdb.Database.create(tmp_path / "i.lshdb", threshold=0.8) as db:
+        db.insert_many(docs)
+        exact = {(min(p.a, p.b), max(p.a, p.b)): p.similarity for p in db.exact_pairs(0.8)}
+        groups = {frozenset(h.key for h in g) for g in db.groups()}
+    assert len(exact) == 58 * 57 // 2 + 10  # the 58 pairwise, and the other group's 10
+    assert len(found) == len(exact) and found.keys() == exact.keys()
+    assert all(found[k] == pytest.approx(exact[k]) for k in exact)
+    assert found[("a00", "a29")] == 1.0 and found[("a03", "b17")] == pytest.approx(exact[("a03", "b17")])
+    assert exact[("a03", "b17")] < 1.0
+    stats: Dict[str, Any] = {}
+    rows = ls.dedup(df, threshold=0.8, max_bucket=20, anchors=2, stats=stats).collect()
+    assert stats["identical_copies"] == 29 + 24
+    assert clusters(rows) == groups and len(groups) == 2
+    check_cover(rows, dict(docs), 0.8)
+    assert sum(not r["keep"] for r in rows) == 30 + 25 + 3 - 1 + 4
+
+
+def test_equal_hashes_never_merge_different_sets(spark: Any) -> None:
+    # With every set hashed to 0, only the size and the sets' comparison
+    # separate groups: copies merge, different sets of equal size do not.
+    docs = [("x1", "alpha beta gamma"), ("x2", "alpha beta gamma"), ("y1", "delta epsil zetaa"),
+            ("y2", "delta epsil zetaa"), ("z", "other words heree"), ("empty", "")]
+    df = spark.createDataFrame(docs, "id string, text string")
+    prepared = sketch(df, "id", "text", ls.Config(threshold=0.8, shingle="word:1")).localCheckpoint()
+    sizes = {r["id"]: len(r["_set"]) for r in prepared.collect()}
+    assert sizes["x1"] == sizes["y1"] == sizes["z"] == 3
+    from pyspark.sql import functions as F
+
+    ids = {r["_doc"]: r["id"] for r in prepared.select("_doc", "id").collect()}
+    merged = {(ids[r["_doc"]], ids[r["rep"]]) for r in collapse(prepared, key=F.lit(0)).collect()}
+    # one group (size 3, hash 0) whose representative is x1 (the first
+    # _doc): y2 is not merged with y1, it stays its own representative
+    assert merged == {("x2", "x1")}
+    real = {(ids[r["_doc"]], ids[r["rep"]]) for r in collapse(prepared).collect()}
+    assert {frozenset(p) for p in real} == {frozenset({"x1", "x2"}), frozenset({"y1", "y2"})}
 
 
 def test_write_database_loads_the_kept_rows_for_incremental_dedup(spark: Any, tmp_path: Path) -> None:

@@ -9,12 +9,21 @@ test). One JSON object per system and threshold on stdout.
     python3 -m venv target/bench-venv && target/bench-venv/bin/pip install 'datatrove[processing]==0.10.1' spacy
     target/py-venv/bin/python tools/bench/spark_bench.py tools/data/debian-desc-long.jsonl \
         --threshold 0.8 --systems lshdb-spark,mllib,datatrove [--limit N] [--mllib-limit 10000] [--timeout 1800]
+    # every system on each sample size, lshdb-spark with its own banding:
+    target/py-venv/bin/python tools/bench/spark_bench.py tools/data/debian-desc-long.jsonl \
+        --threshold 0.8 --systems lshdb-spark,mllib --limits 5000,10000,20000 --mllib-tables 4 --bands 20 --rows 6
 
 Truth: every pair with Jaccard ≥ t of the same shingle sets (char 5,
 lshdb's normalisation), from lshdb's exact prefix-filtering join
-(`Database.exact_pairs`), cached under tools/data/. Each system runs in a
+(the release CLI's `lshdb pairs --exact`, else `Database.exact_pairs`), cached
+under tools/data/. Each system runs in a
 child process (`--run SYSTEM`) whose process tree (driver, JVM, Python
-workers) is sampled for peak memory (summed RSS) every 0.2 s.
+workers) is sampled for peak memory every 0.2 s: summed RSS (`peak_rss_mb`,
+which counts pages that forked Python workers share once per worker; a
+process the JVM is spawning, which shares the JVM's memory until it
+execs, is not counted), its
+split by kind of process at that peak (`at_peak_mb`), and summed PSS
+(`peak_pss_mb`: shared pages divided among their sharers).
 
 * lshdb-spark: `lshdb.spark.pairs` and `lshdb.spark.dedup` on local[2].
 * mllib: `MinHashLSH(numHashTables=H).approxSimilarityJoin(df, df, 1 - t)`
@@ -49,6 +58,7 @@ from typing import Any, Dict, List, Set, Tuple
 ROOT = Path(__file__).resolve().parents[2]
 VENV_PY = ROOT / "target" / "py-venv" / "bin" / "python"
 BENCH_PY = ROOT / "target" / "bench-venv" / "bin" / "python"
+CLI = ROOT / "target" / "release" / "lshdb"
 
 
 def load(path: str, limit: int | None, seed: int = 1) -> List[Tuple[str, str]]:
@@ -58,27 +68,48 @@ def load(path: str, limit: int | None, seed: int = 1) -> List[Tuple[str, str]]:
     return docs
 
 
-def truth(docs: List[Tuple[str, str]], threshold: float, cache: Path) -> Set[Tuple[str, str]]:
+def truth(docs: List[Tuple[str, str]], threshold: float, cache: Path) -> Path:
+    """The cache file of the exact pairs (``a TAB b`` per line), made if
+    missing: the documents go into a database, and the release CLI's
+    ``lshdb pairs --exact`` (prefix filtering) streams the pairs to the
+    file; without the CLI, ``Database.exact_pairs`` (every pair as a
+    Python object: too much memory for tens of millions of pairs)."""
     if cache.exists():
-        return {tuple(line.rstrip("\n").split("\t")) for line in open(cache, encoding="utf-8")}  # type: ignore[misc]
+        return cache
     import lshdb
 
-    with tempfile.TemporaryDirectory() as tmp:
-        with lshdb.Database.create(Path(tmp) / "t.lshdb", threshold=threshold) as db:
+    with tempfile.TemporaryDirectory(dir=ROOT / "target") as tmp:
+        db_path = Path(tmp) / "t.lshdb"
+        with lshdb.Database.create(db_path, threshold=threshold) as db:
             db.insert_many([(k, t) for k, t in docs if t.strip()])
-            start = time.perf_counter()
-            pairs = {(p.a, p.b) for p in db.exact_pairs(threshold)}
-            print(f"truth: {len(pairs)} pairs in {time.perf_counter() - start:.1f}s", file=sys.stderr)
-    with open(cache, "w", encoding="utf-8") as f:
-        for a, b in sorted(pairs):
-            f.write(f"{a}\t{b}\n")
-    return pairs
+        start = time.perf_counter()
+        part = cache.with_suffix(".part")
+        if CLI.exists():
+            with open(part, "w", encoding="utf-8") as f:
+                proc = subprocess.Popen([str(CLI), "pairs", str(db_path), "--exact", "--threshold", str(threshold)],
+                                        stdout=subprocess.PIPE, text=True)
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    _, a, b = line.rstrip("\n").split("\t")
+                    f.write(f"{a}\t{b}\n")
+                if proc.wait() != 0:
+                    raise SystemExit(f"lshdb pairs --exact failed: {proc.returncode}")
+        else:
+            with lshdb.Database.open(db_path) as db, open(part, "w", encoding="utf-8") as f:
+                for p in db.exact_pairs(threshold):
+                    f.write(f"{p.a}\t{p.b}\n")
+        part.rename(cache)
+        print(f"truth: {cache} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+    return cache
 
 
-def tree_rss(pid: int) -> int:
-    """Summed RSS (bytes) of a process and its descendants."""
+def tree_rss(pid: int) -> Tuple[int, Dict[str, int]]:
+    """Summed RSS (bytes) of a process and its descendants, and the same
+    by kind of process (``java``, ``python worker``: forked PySpark
+    workers, ``python driver``)."""
     children: Dict[int, List[int]] = {}
     rss: Dict[int, int] = {}
+    comm: Dict[int, str] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -87,25 +118,55 @@ def tree_rss(pid: int) -> int:
             fields = stat[stat.rindex(")") + 2 :].split()
             children.setdefault(int(fields[1]), []).append(int(entry))
             rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            comm[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
         except (OSError, ValueError):
             continue
     total, todo = 0, [pid]
+    kinds: Dict[str, int] = {}
+    pss = 0
+    parent = {c: p for p, cs in children.items() for c in cs}
     while todo:
         p = todo.pop()
+        name = comm.get(p, "?")
+        if comm.get(parent.get(p, -1)) == "java" and "python" not in name:
+            # A process the JVM is spawning (vfork, named after the JVM
+            # thread, e.g. "Executor task l"): until it execs it shares the
+            # JVM's memory and reports the JVM's RSS; counting it would
+            # count the JVM twice.
+            kinds["(JVM spawn, not counted)"] = kinds.get("(JVM spawn, not counted)", 0) + rss.get(p, 0)
+            todo.extend(children.get(p, []))
+            continue
         total += rss.get(p, 0)
+        kind = "java" if name == "java" else ("python driver" if p == pid else ("python worker" if "python" in name else name))
+        kinds[kind] = kinds.get(kind, 0) + rss.get(p, 0)
+        try:  # proportional set size: shared pages (forked workers) counted once
+            for line in open(f"/proc/{p}/smaps_rollup"):
+                if line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
+                    break
+        except OSError:
+            pass
         todo.extend(children.get(p, []))
-    return total
+    kinds["(pss total)"] = pss
+    return total, kinds
 
 
 def run_child(cmd: List[str], timeout: float) -> Dict[str, Any]:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
     peak = [0]
+    peak_pss = [0]
+    at_peak: Dict[str, int] = {}
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], tree_rss(proc.pid))
+            total, kinds = tree_rss(proc.pid)
+            peak_pss[0] = max(peak_pss[0], kinds["(pss total)"])
+            if total > peak[0]:
+                peak[0] = total
+                at_peak.clear()
+                at_peak.update(kinds)
             time.sleep(0.2)
 
     threading.Thread(target=sample, daemon=True).start()
@@ -119,13 +180,15 @@ def run_child(cmd: List[str], timeout: float) -> Dict[str, Any]:
     stop.set()
     result["wall_s"] = round(time.perf_counter() - start, 1)
     result["peak_rss_mb"] = round(peak[0] / 2**20)
+    result["peak_pss_mb"] = round(peak_pss[0] / 2**20)
+    result["at_peak_mb"] = {k: round(v / 2**20) for k, v in sorted(at_peak.items())}
     return result
 
 
 # -- the systems (child processes) ------------------------------------------
 
 
-def spark_session(memory: str = "6g") -> Any:
+def spark_session(memory: str = "6g", shuffle_partitions: int = 8) -> Any:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
@@ -133,7 +196,7 @@ def spark_session(memory: str = "6g") -> Any:
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", memory)
-        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
         .getOrCreate()
     )
@@ -148,24 +211,27 @@ def docs_df(spark: Any, docs: List[Tuple[str, str]]) -> Any:
     return spark.createDataFrame(table.to_pandas()).repartition(8)
 
 
-def run_lshdb_spark(docs: List[Tuple[str, str]], t: float, out: Path) -> Dict[str, Any]:
+def run_lshdb_spark(docs: List[Tuple[str, str]], t: float, out: Path, bands: int | None, rows: int | None,
+                    opts: Dict[str, Any]) -> Dict[str, Any]:
     from lshdb import spark as ls
 
-    spark = spark_session()
+    config = ls.Config(threshold=t, bands=bands, rows=rows).resolved()
+    spark = spark_session(**opts)
     spark.sparkContext.setCheckpointDir(str(out / "ckpt"))
     df = docs_df(spark, docs).cache()
     df.count()
     start = time.perf_counter()
-    ls.pairs(df, threshold=t).write.parquet(str(out / "pairs"))
+    ls.pairs(df, config=config).write.parquet(str(out / "pairs"))
     pairs_s = time.perf_counter() - start
     stats: Dict[str, Any] = {}
     start = time.perf_counter()
-    ls.dedup(df, threshold=t, stats=stats).write.parquet(str(out / "dedup"))
+    ls.dedup(df, config=config, stats=stats).write.parquet(str(out / "dedup"))
     dedup_s = time.perf_counter() - start
-    return {"pairs_s": round(pairs_s, 1), "dedup_s": round(dedup_s, 1), "stages": {k: round(v, 2) if isinstance(v, float) else v for k, v in stats.items()}}
+    return {"pairs_s": round(pairs_s, 1), "dedup_s": round(dedup_s, 1), "bands": config.bands, "rows": config.rows,
+            "stages": {k: round(v, 2) if isinstance(v, float) else v for k, v in stats.items()}}
 
 
-def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int) -> Dict[str, Any]:
+def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int, opts: Dict[str, Any]) -> Dict[str, Any]:
     import lshdb
     from pyspark.ml.feature import MinHashLSH
     from pyspark.ml.linalg import Vectors, VectorUDT
@@ -178,7 +244,7 @@ def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int) -> 
         idx = sorted({int(h) % size for h in s})
         if idx:
             rows.append((k, Vectors.sparse(size, idx, [1.0] * len(idx))))
-    spark = spark_session()
+    spark = spark_session(**opts)
     from pyspark.sql.types import StringType, StructField, StructType
 
     df = spark.createDataFrame(rows, StructType([StructField("id", StringType()), StructField("v", VectorUDT())])).repartition(8).cache()
@@ -254,30 +320,84 @@ def read_parquet_rows(path: Path, cols: List[str]) -> List[Tuple[Any, ...]]:
     return list(zip(*[table[c].to_pylist() for c in cols]))
 
 
-def pair_metrics(found: Set[Tuple[str, str]], exact: Set[Tuple[str, str]]) -> Dict[str, Any]:
-    hit = len(found & exact)
+class Ids:
+    """Document ids → positions, and pairs of ids → sorted unique int64
+    codes ``min · n + max`` (numpy): tens of millions of pairs in a few
+    hundred MB instead of sets of string tuples."""
+
+    def __init__(self, docs: List[Tuple[str, str]]) -> None:
+        import pyarrow as pa
+
+        self.values = pa.array([str(d[0]) for d in docs], pa.string())
+        self.n = len(docs)
+
+    def index(self, column: Any) -> Any:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        col = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, pa.string())
+        pos = pc.index_in(col.cast(pa.string()), value_set=self.values)
+        if pos.null_count:
+            raise SystemExit("a pair names an id that is not in the corpus")
+        return np.asarray(pos.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def codes(self, a: Any, b: Any) -> Any:
+        import numpy as np
+
+        x, y = self.index(a), self.index(b)
+        return np.unique(np.minimum(x, y) * self.n + np.maximum(x, y))
+
+
+def truth_codes(ids: Ids, cache: Path) -> Any:
+    import pyarrow as pa
+    from pyarrow import csv
+
+    table = csv.read_csv(cache, read_options=csv.ReadOptions(column_names=["a", "b"]),
+                         parse_options=csv.ParseOptions(delimiter="\t", quote_char=False),
+                         convert_options=csv.ConvertOptions(column_types={"a": pa.string(), "b": pa.string()}))
+    return ids.codes(table["a"], table["b"])
+
+
+def parquet_codes(ids: Ids, path: Path) -> Any:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["id_a", "id_b"])
+    return ids.codes(table["id_a"], table["id_b"])
+
+
+def pair_metrics(found: Any, exact: Any) -> Dict[str, Any]:
+    import numpy as np
+
+    hit = len(np.intersect1d(found, exact, assume_unique=True))
     return {
         "pairs_found": len(found),
         "pairs_true": len(exact),
-        "recall": round(hit / len(exact), 4) if exact else 1.0,
-        "precision": round(hit / len(found), 4) if found else 1.0,
+        "recall": round(hit / len(exact), 4) if len(exact) else 1.0,
+        "precision": round(hit / len(found), 4) if len(found) else 1.0,
     }
 
 
-def removal_metrics(removed: Set[str], kept_of: Dict[str, str], exact: Set[Tuple[str, str]], n: int) -> Dict[str, Any]:
-    has_dup: Set[str] = set()
-    neighbours: Dict[str, Set[str]] = {}
-    for a, b in exact:
-        has_dup.update((a, b))
-        neighbours.setdefault(a, set()).add(b)
-        neighbours.setdefault(b, set()).add(a)
-    kept_neighbour = sum(1 for d in removed if any(x not in removed for x in neighbours.get(d, ())))
+def removal_metrics(removed_ids: Set[str], ids: Ids, exact: Any) -> Dict[str, Any]:
+    import numpy as np
+
+    removed = np.zeros(ids.n, dtype=bool)
+    if removed_ids:
+        removed[ids.index(sorted(removed_ids))] = True
+    a, b = exact // ids.n, exact % ids.n
+    has_dup = np.zeros(ids.n, dtype=bool)
+    has_dup[a] = True
+    has_dup[b] = True
+    kept_neighbour = np.zeros(ids.n, dtype=bool)
+    kept_neighbour[a[removed[a] & ~removed[b]]] = True
+    kept_neighbour[b[removed[b] & ~removed[a]]] = True
+    n_removed = int(removed.sum())
     return {
-        "docs": n,
-        "removed": len(removed),
-        "removable_true": len(has_dup),
-        "removed_with_true_duplicate": round(sum(d in has_dup for d in removed) / len(removed), 4) if removed else 1.0,
-        "removed_with_kept_true_duplicate": round(kept_neighbour / len(removed), 4) if removed else 1.0,
+        "docs": ids.n,
+        "removed": n_removed,
+        "removable_true": int(has_dup.sum()),
+        "removed_with_true_duplicate": round(int((removed & has_dup).sum()) / n_removed, 4) if n_removed else 1.0,
+        "removed_with_kept_true_duplicate": round(int((removed & kept_neighbour).sum()) / n_removed, 4) if n_removed else 1.0,
     }
 
 
@@ -288,13 +408,20 @@ def main() -> None:
     p.add_argument("--systems", default="lshdb-spark,mllib,datatrove")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--mllib-limit", type=int, default=10_000)
+    p.add_argument("--limits", default=None,
+                   help="comma-separated sample sizes: every system runs on each (same sample), in this one invocation")
     p.add_argument("--mllib-tables", type=int, default=128)
+    p.add_argument("--bands", type=int, default=None, help="lshdb-spark: bands (with --rows) instead of the tuner's")
+    p.add_argument("--rows", type=int, default=None)
+    p.add_argument("--shuffle-partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
+    p.add_argument("--driver-memory", default="6g")
     p.add_argument("--timeout", type=float, default=1800)
     p.add_argument("--keep-dedup", default=None, help="copy lshdb-spark's dedup output (parquet) to this directory")
     p.add_argument("--run", default=None, help=argparse.SUPPRESS)
     p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     t = args.threshold
+    spark_opts = {"shuffle_partitions": args.shuffle_partitions, "memory": args.driver_memory}
 
     if args.run:  # a child: one system
         out = Path(args.workdir)
@@ -303,19 +430,25 @@ def main() -> None:
         else:
             docs = load(args.corpus, args.limit)
             if args.run == "lshdb-spark":
-                result = run_lshdb_spark(docs, t, out)
+                result = run_lshdb_spark(docs, t, out, args.bands, args.rows, spark_opts)
             else:
-                result = run_mllib(docs, t, out, args.mllib_tables)
+                result = run_mllib(docs, t, out, args.mllib_tables, spark_opts)
         print(json.dumps(result))
         return
 
     import lshdb
 
-    for system in args.systems.split(","):
-        limit = args.mllib_limit if system == "mllib" else args.limit
+    runs: List[Tuple[int | None, str]] = []
+    if args.limits:
+        runs = [(int(n), system) for n in args.limits.split(",") for system in args.systems.split(",")]
+    else:
+        runs = [(args.mllib_limit if system == "mllib" else args.limit, system) for system in args.systems.split(",")]
+    for limit, system in runs:
         docs = load(args.corpus, limit)
         name = Path(args.corpus).stem + (f"-{limit}" if limit else "")
-        exact = truth(docs, t, ROOT / "tools" / "data" / f"truth-{name}-{t}.tsv")
+        cache = truth(docs, t, ROOT / "tools" / "data" / f"truth-{name}-{t}.tsv")
+        ids = Ids(docs)
+        exact = truth_codes(ids, cache)
         work = Path(tempfile.mkdtemp(prefix=f"spark-bench-{system}-", dir=ROOT / "target"))
         python = str(VENV_PY)
         if system == "datatrove":
@@ -327,21 +460,24 @@ def main() -> None:
                     f.write(json.dumps({"id": k, "text": " ".join(letters(int(h)) for h in s)}) + "\n")
             json.dump({"bands": sk.bands, "rows": sk.rows}, open(work / "config.json", "w"))
         cmd = [python, __file__, args.corpus, "--threshold", str(t), "--run", system, "--workdir", str(work),
-               "--mllib-tables", str(args.mllib_tables)]
+               "--mllib-tables", str(args.mllib_tables), "--shuffle-partitions", str(args.shuffle_partitions),
+               "--driver-memory", args.driver_memory]
         if limit:
             cmd += ["--limit", str(limit)]
+        if args.bands is not None:
+            cmd += ["--bands", str(args.bands), "--rows", str(args.rows)]
         result = run_child(cmd, args.timeout)
         result.update(system=system, threshold=t, corpus=name, docs=len(docs))
         if "error" not in result:
             if system in ("lshdb-spark", "mllib"):
-                found = {tuple(sorted((a, b))) for a, b in read_parquet_rows(work / "pairs", ["id_a", "id_b"])}
-                result.update(pair_metrics(found, exact))  # type: ignore[arg-type]
+                result.update(pair_metrics(parquet_codes(ids, work / "pairs"), exact))
             if system == "lshdb-spark":
                 rows = read_parquet_rows(work / "dedup", ["id", "keep", "duplicate_of", "duplicate_similarity"])
                 removed = {r[0] for r in rows if not r[1]}
                 keep = {r[0]: r[1] for r in rows}
                 result["removed_dup_kept"] = all(keep[r[2]] and r[3] >= t for r in rows if not r[1])
-                result.update(removal_metrics(removed, {}, exact, len(docs)))
+                del rows, keep
+                result.update(removal_metrics(removed, ids, exact))
                 if args.keep_dedup:
                     shutil.copytree(work / "dedup", args.keep_dedup, dirs_exist_ok=True)
             if system == "datatrove":
@@ -352,7 +488,7 @@ def main() -> None:
                     opener = gzip.open if f.suffix == ".gz" else open
                     with opener(f, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
                         removed.update(json.loads(line)["id"] for line in fh)
-                result.update(removal_metrics(removed, {}, exact, len(docs)))
+                result.update(removal_metrics(removed, ids, exact))
         print(json.dumps(result), flush=True)
         shutil.rmtree(work, ignore_errors=True)
 

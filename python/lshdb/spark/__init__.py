@@ -6,6 +6,8 @@ per stage:
 
 * :mod:`.keys` — band keys and shingle sets by the Rust kernels on Arrow
   batches (``mapInArrow``), the values an lshdb file stores;
+* :mod:`.identical` — documents with identical shingle sets bucketed
+  once (one representative) and their pairs expanded after verification;
 * :mod:`.candidates` — pairs from the (band, key) buckets, huge buckets
   cut to anchors;
 * :mod:`.verify` — exact Jaccard of each candidate from the shingle sets;

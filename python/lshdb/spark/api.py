@@ -12,6 +12,7 @@ from .. import Database, InvalidInput
 from .candidates import ANCHORS, MAX_BUCKET, candidates
 from .components import connected_components
 from .config import Config
+from .identical import collapse, expand, group_pairs, star_edges
 from .keys import DOC, LEN, SET, sketch
 from .verify import verify
 
@@ -91,8 +92,11 @@ def _prepare(
     return cut(sketch(df, id_col, text_col, config, extra=extra, partitions=partitions, parallel=parallel))
 
 
-def _verified(docs: Any, config: Config, max_bucket: int, anchors: int, parallel: bool) -> Any:
-    return verify(candidates(docs, max_bucket=max_bucket, anchors=anchors), docs, config.threshold, parallel=parallel)
+def _verified(docs: Any, copies: Any, config: Config, max_bucket: int, anchors: int, parallel: bool) -> Any:
+    """The verified pairs between representatives of identical sets (and
+    documents without copies); ``copies`` from :func:`identical.collapse`."""
+    found = candidates(docs, max_bucket=max_bucket, anchors=anchors, exclude=copies)
+    return verify(found, docs, config.threshold, parallel=parallel)
 
 
 def pairs(
@@ -113,13 +117,17 @@ def pairs(
     and ``similarity`` (exact Jaccard ≥ the threshold). Found through LSH,
     so a pair is found with the probability its similarity and the banding
     give it (≥ 0.99 at the threshold with the tuner's banding), and huge
-    buckets are cut to anchors (see ``candidates``)."""
+    buckets are cut to anchors (see ``candidates``). Documents with
+    identical shingle sets are bucketed once (``identical``): all pairs
+    among them are in the output with similarity 1.0, however many."""
     from pyspark.sql import functions as F
 
     config = _config(config, threshold)
     cut = checkpointer(df.sparkSession, checkpoint_dir)
     docs = _prepare(df, id_col, text_col, config, [], partitions, cut, parallel)
-    found = _verified(docs, config, max_bucket, anchors, parallel)
+    copies = cut(collapse(docs))
+    found = _verified(docs, copies, config, max_bucket, anchors, parallel)
+    found = expand(found, copies).unionByName(group_pairs(copies))
     ids = docs.select(DOC, id_col)
     named = found.join(ids.select(F.col(DOC).alias("a"), F.col(id_col).alias("x")), "a").join(
         ids.select(F.col(DOC).alias("b"), F.col(id_col).alias("y")), "b"
@@ -187,9 +195,17 @@ def dedup(
     info["sketch_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    edges = cut(_verified(docs, config, max_bucket, anchors, parallel))
+    copies = cut(collapse(docs))
+    info["collapse_s"] = time.perf_counter() - start
+    info["identical_copies"] = copies.count()
+
+    start = time.perf_counter()
+    # Verified pairs of representatives, and each identical group as a star
+    # (the same components as its clique, at linear cost).
+    verified = cut(_verified(docs, copies, config, max_bucket, anchors, parallel))
     info["verify_s"] = time.perf_counter() - start
-    info["verified_pairs"] = edges.count()
+    info["verified_pairs"] = verified.count()
+    edges = cut(verified.unionByName(star_edges(copies)))
 
     start = time.perf_counter()
     labels, rounds = connected_components(edges, cut)

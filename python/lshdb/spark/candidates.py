@@ -13,11 +13,13 @@ Every (band, key) bucket with at least two documents yields pairs:
   ``dedup()`` much less (tests/test_spark.py and docs/spark.md measure it).
 
 Pairs are ``(a, b)`` with ``a < b`` (internal ids), de-duplicated across
-bands. Documents without shingles are in no bucket."""
+bands. Documents without shingles are in no bucket, and neither are the
+copies of an identical shingle set other than its representative
+(``identical.py``): verbatim boilerplate no longer fills buckets."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from .keys import DOC, KEYS, SET
 
@@ -30,14 +32,20 @@ MAX_BUCKET = 2000
 ANCHORS = 4
 
 
-def candidates(docs: Any, *, max_bucket: int = MAX_BUCKET, anchors: int = ANCHORS) -> Any:
+def candidates(docs: Any, *, max_bucket: int = MAX_BUCKET, anchors: int = ANCHORS, exclude: Optional[Any] = None) -> Any:
     """Distinct candidate pairs ``(a, b)`` of ``docs`` (the output of
-    :func:`lshdb.spark.keys.sketch`)."""
+    :func:`lshdb.spark.keys.sketch`). Documents whose ``_doc`` is in
+    ``exclude`` (a DataFrame with that column: the copies
+    :func:`lshdb.spark.identical.collapse` found) are left out of the
+    buckets."""
     from pyspark.sql import functions as F
 
     if max_bucket < 2 or anchors < 1:
         raise ValueError("lshdb.spark: max_bucket must be ≥ 2 and anchors ≥ 1")
-    postings = docs.where(F.size(SET) > 0).select(DOC, F.posexplode(KEYS).alias("band", "key"))
+    kept = docs.where(F.size(SET) > 0)
+    if exclude is not None:
+        kept = kept.select(DOC, KEYS).join(exclude.select(DOC), DOC, "left_anti")
+    postings = kept.select(DOC, F.posexplode(KEYS).alias("band", "key"))
     buckets = (
         postings.groupBy("band", "key")
         .agg(F.collect_list(DOC).alias("docs"))
