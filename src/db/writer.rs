@@ -60,8 +60,7 @@ impl<'t, 'p> Writer<'t, 'p> {
 
     /// A fresh document id.
     fn new_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+        self.take_ids(1)
     }
 
     /// Stores many documents, as [`Writer::insert`] would one by one (a
@@ -96,18 +95,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             self.tables.put_records(id, &encoded)?;
             keys.push((doc.key.as_str(), id));
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
-            postings.extend(
-                doc.band_keys
-                    .iter()
-                    .enumerate()
-                    .map(|(b, &k)| (b as u32, k, id)),
-            );
-            blocks.extend(
-                doc.blocks
-                    .iter()
-                    .enumerate()
-                    .map(|(b, &v)| (b as u32, v, id)),
-            );
+            append_postings(doc, id, &mut postings, &mut blocks);
         }
         postings.sort_unstable();
         blocks.sort_unstable();
@@ -140,18 +128,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             keys.push((doc.key.as_str(), id));
-            run.extend(
-                doc.band_keys
-                    .iter()
-                    .enumerate()
-                    .map(|(b, &k)| (b as u32, k, id)),
-            );
-            blocks.extend(
-                doc.blocks
-                    .iter()
-                    .enumerate()
-                    .map(|(b, &v)| (b as u32, v, id)),
-            );
+            append_postings(doc, id, run, &mut blocks);
         }
         blocks.sort_unstable();
         self.tables.put_postings(&keys, &[], &blocks)?;
@@ -313,4 +290,17 @@ impl<'t, 'p> Writer<'t, 'p> {
         self.tables.flush_fresh()?;
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
     }
+}
+
+/// Appends document `id`'s MinHash postings (band, key, id) to `postings`
+/// and its SimHash block postings to `blocks`.
+fn append_postings(
+    doc: &Prepared,
+    id: u64,
+    postings: &mut Vec<(u32, u64, u64)>,
+    blocks: &mut Vec<(u32, u64, u64)>,
+) {
+    let band = |(b, &k): (usize, &u64)| (b as u32, k, id);
+    postings.extend(doc.band_keys.iter().enumerate().map(band));
+    blocks.extend(doc.blocks.iter().enumerate().map(band));
 }
