@@ -76,19 +76,22 @@ fn a_failed_export_leaves_an_existing_output_untouched() {
 /// of `key`, writing the table with redb behind lshdb's back.
 fn damage(cli: &Cli, db: &str, table: &str, key: &str) -> u64 {
     use redb::{ReadableTable, TableDefinition};
-    let keys: TableDefinition<&str, u64> = TableDefinition::new("keys");
+    let docs: TableDefinition<u64, &[u8]> = TableDefinition::new("docs");
     let records: TableDefinition<u64, &[u8]> = TableDefinition::new(table);
     let file = redb::Database::open(cli.path(db)).unwrap();
     let txn = file.begin_write().unwrap();
-    let id;
+    // The id whose document record holds `key`.
+    let id = txn
+        .open_table(docs)
+        .unwrap()
+        .iter()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|(_, v)| lshdb::store::codec::decode_doc(v.value()).unwrap().key == key)
+        .unwrap()
+        .0
+        .value();
     {
-        id = txn
-            .open_table(keys)
-            .unwrap()
-            .get(key)
-            .unwrap()
-            .unwrap()
-            .value();
         let mut table = txn.open_table(records).unwrap();
         let mut bytes = table.get(id).unwrap().unwrap().value().to_vec();
         let at = bytes.len() / 2;

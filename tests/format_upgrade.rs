@@ -1,11 +1,14 @@
-//! Files of format 2, whose signature records hold 128 MinHash values,
-//! read as they are and upgraded to format 3 (records without values) by
+//! Files of formats 2 and 3 read as they are and upgraded to format 4 by
 //! the first open for writing; old and new records then live side by side
-//! through every operation.
+//! through every operation. Format 2's signature records hold 128 MinHash
+//! values (format 3 stops storing them); formats 2 and 3 index keys in a
+//! `keys` table, which the upgrade replaces by key postings (format 4).
 //!
 //! `tests/fixtures/format-v2.lshdb` was written by lshdb at commit 06ff7c9
-//! (the last build writing format 2), then compacted page by page with
-//! redb's `Database::compact` (its lshdb contents untouched), by:
+//! (the last build writing format 2), `tests/fixtures/format-v3.lshdb` at
+//! commit eb21e69 (the last build writing format 3), each then compacted
+//! page by page with redb's `Database::compact` (its lshdb contents
+//! untouched), by:
 //!
 //! ```text
 //! let config = Config::jaccard(0.6).bands(25, 5).simhash(3).store_text(true);
@@ -17,7 +20,7 @@
 //! db.insert_items("items", &["milk", "bread", "eggs"])?;
 //! ```
 //!
-//! Never regenerate it to make this test pass.
+//! Never regenerate them to make this test pass.
 
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
@@ -37,12 +40,28 @@ fn text(f: usize, m: usize) -> String {
     )
 }
 
-/// A copy of the fixture in `dir`.
-fn fixture_copy(dir: &Path) -> PathBuf {
-    let path = dir.join("v2.lshdb");
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v2.lshdb");
+/// A copy of the format-`version` fixture in `dir`.
+fn fixture_copy(dir: &Path, version: u32) -> PathBuf {
+    let name = format!("format-v{version}.lshdb");
+    let path = dir.join(&name);
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     std::fs::copy(source, &path).unwrap();
     path
+}
+
+/// Whether the file has a `keys` table (formats 1 to 3).
+fn has_keys_table(path: &Path) -> bool {
+    let db = redb::Database::open(path).unwrap();
+    let read = db.begin_read().unwrap();
+    use redb::TableHandle;
+    let names: Vec<String> = read
+        .list_tables()
+        .unwrap()
+        .map(|t| t.name().to_owned())
+        .collect();
+    names.iter().any(|n| n == "keys")
 }
 
 fn format_version(path: &Path) -> u32 {
@@ -147,13 +166,25 @@ fn twin(db: &Database, path: &Path, config: Config) -> Database {
 
 #[test]
 fn a_format_2_file_is_read_as_it_is_and_upgraded_on_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = fixture_copy(dir.path());
-    let records = signature_records(&path);
-    assert_eq!(records.len(), 41);
-    assert!(records.iter().all(|(_, r)| r.values.len() == 128));
+    read_as_it_is_and_upgraded_on_write(2);
+}
 
-    // Read-only: answers, and the file stays format 2, byte for byte.
+#[test]
+fn a_format_3_file_is_read_as_it_is_and_upgraded_on_write() {
+    read_as_it_is_and_upgraded_on_write(3);
+}
+
+fn read_as_it_is_and_upgraded_on_write(version: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path(), version);
+    let records = signature_records(&path);
+    // Format 2 stores the values, format 3 none.
+    let values = if version == 2 { 128 } else { 0 };
+    assert_eq!(records.len(), 41);
+    assert!(records.iter().all(|(_, r)| r.values.len() == values));
+    assert!(has_keys_table(&path));
+
+    // Read-only: answers, and the file stays as it is, byte for byte.
     let before = std::fs::read(&path).unwrap();
     {
         let db = Database::builder().read_only(true).open(&path).unwrap();
@@ -174,13 +205,24 @@ fn a_format_2_file_is_read_as_it_is_and_upgraded_on_write() {
         assert!(db.check().unwrap().is_clean());
     }
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(format_version(&path), 2);
+    assert_eq!(format_version(&path), version);
 
-    // Opened for writing: marked format 3 first; old records keep their
-    // values, new ones hold none, and every operation sees both.
+    // Opened for writing: upgraded to format 4 first (its keys table
+    // replaced by key postings); old records keep their values, new ones
+    // hold none, and every operation sees both.
     drop(Database::open(&path).unwrap());
-    assert_eq!(format_version(&path), 3);
+    assert_eq!(format_version(&path), 4);
+    assert!(!has_keys_table(&path));
     let db = Database::open(&path).unwrap();
+    assert!(db.check().unwrap().is_clean(), "{:?}", db.check().unwrap());
+    assert_eq!(db.len().unwrap(), 41);
+    assert_eq!(
+        db.stats().unwrap().run_postings + db.stats().unwrap().fresh_postings,
+        db.stats().unwrap().postings + 41 + 25,
+        "band postings, 41 key postings, 25 dead ones"
+    );
+    assert!(db.get("f1-m0").unwrap().is_none()); // removed before
+    assert!(db.get("f1-m1").unwrap().is_some());
     assert!(db.remove("f2-m1").unwrap()); // postings in a run
     assert!(db.remove("single").unwrap()); // postings in the fresh table
     db.insert("f2-new", &text(2, 7)).unwrap();
@@ -196,7 +238,10 @@ fn a_format_2_file_is_read_as_it_is_and_upgraded_on_write() {
     drop(db);
     let records = signature_records(&path);
     let lean = records.iter().filter(|(_, r)| r.values.is_empty()).count();
-    assert_eq!((records.len(), lean), (40, 2));
+    assert_eq!(
+        (records.len(), lean),
+        (40, if version == 2 { 2 } else { 40 })
+    );
     let mut db = Database::open(&path).unwrap();
 
     // Re-banding and compaction rebuild the postings from both kinds: the
@@ -242,7 +287,7 @@ fn new_signature_records_hold_the_set_size_and_no_values() {
 #[test]
 fn check_finds_stored_values_that_do_not_match_the_set() {
     let dir = tempfile::tempdir().unwrap();
-    let path = fixture_copy(dir.path());
+    let path = fixture_copy(dir.path(), 2);
     // Give one old record another document's values (valid frame).
     let records = signature_records(&path);
     let (victim, _) = records[3].clone();

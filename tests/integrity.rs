@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 const BUCKETS: TableDefinition<(u32, u64, u64), ()> = TableDefinition::new("buckets");
 const SETS: TableDefinition<u64, &[u8]> = TableDefinition::new("sets");
 const DOCS: TableDefinition<u64, &[u8]> = TableDefinition::new("docs");
-const KEYS: TableDefinition<&str, u64> = TableDefinition::new("keys");
 
 const FAMILIES: usize = 10;
 const MEMBERS: usize = 3;
@@ -32,16 +31,18 @@ fn build(dir: &tempfile::TempDir, config: Config) -> (PathBuf, Vec<Vec<String>>)
     (path, corpus)
 }
 
-/// The internal id of `key`, read with redb.
+/// The internal id of `key`, read with redb from the document records.
 fn id_of(path: &Path, key: &str) -> u64 {
     let db = redb::Database::open(path).unwrap();
     let txn = db.begin_read().unwrap();
-    let id = txn
-        .open_table(KEYS)
+    let docs = txn.open_table(DOCS).unwrap();
+    let id = docs
+        .iter()
         .unwrap()
-        .get(key)
+        .map(|e| e.unwrap())
+        .find(|(_, bytes)| lshdb::store::codec::decode_doc(bytes.value()).unwrap().key == key)
         .unwrap()
-        .unwrap()
+        .0
         .value();
     id
 }
@@ -214,14 +215,17 @@ fn a_missing_document_record_is_reported() {
     });
     let (report, all) = problems(&path);
     assert!(!report.is_clean());
-    assert_eq!(report.documents, DOCS_N);
+    assert_eq!(report.documents, DOCS_N - 1);
     assert!(
-        all.contains(&format!("key `{victim}` points at missing document {id}")),
+        all.contains(&format!(
+            "key posting {:016x} points at document {id}, which is not stored",
+            lshdb::hash::key_hash(&victim)
+        )),
         "{all}"
     );
     assert!(
         all.contains(&format!(
-            "{} documents stored for {DOCS_N} keys",
+            "{DOCS_N} shingle sets stored for {} documents",
             DOCS_N - 1
         )),
         "{all}"
@@ -313,7 +317,7 @@ fn a_missing_set_record_is_reported_once() {
     );
     assert!(
         all.contains(&format!(
-            "{} shingle sets stored for {DOCS_N} keys",
+            "{} shingle sets stored for {DOCS_N} documents",
             DOCS_N - 1
         )),
         "{all}"
@@ -328,4 +332,62 @@ fn a_missing_set_record_is_reported_once() {
         db.query_key(&victim).run(),
         Err(Error::Corrupted(_))
     ));
+}
+
+/// Key look-ups (format 4) read the ids posted under the key's hash and
+/// keep the one whose document record holds the key: a posting of another
+/// document under that hash (as two keys sharing a hash would make) does
+/// not mislead them, and `check` reports it as not belonging there.
+#[test]
+fn a_foreign_key_posting_does_not_mislead_look_ups() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let (owner, other) = (common::key(3, 0), common::key(6, 1));
+    let (owner_id, other_id) = (id_of(&path, &owner), id_of(&path, &other));
+    let hash = lshdb::hash::key_hash(&owner);
+    tamper(&path, |txn| {
+        let mut buckets = txn.open_table(BUCKETS).unwrap();
+        // Below the owner's id, so a look-up meets it first.
+        assert!(other_id > owner_id);
+        buckets.insert((u32::MAX, hash, 0), ()).unwrap();
+        buckets.insert((u32::MAX, hash, other_id), ()).unwrap();
+    });
+    let db = Database::open(&path).unwrap();
+    // Id 0 has no document: that posting is damage, and says so.
+    match db.get(&owner) {
+        Err(Error::Corrupted(what)) => assert!(what.contains("missing document 0"), "{what}"),
+        other => panic!("expected Corrupted, got {other:?}"),
+    }
+    drop(db);
+    tamper(&path, |txn| {
+        let mut buckets = txn.open_table(BUCKETS).unwrap();
+        buckets.remove((u32::MAX, hash, 0)).unwrap();
+    });
+    let db = Database::open(&path).unwrap();
+    let got = db.get(&owner).unwrap().unwrap();
+    assert_eq!(got.text.as_deref(), None);
+    assert!(db.contains(&owner).unwrap());
+    let hits = db.query(&corpus[3][0]).run().unwrap().hits;
+    assert_eq!(hits[0].key, owner);
+    drop(db);
+    let (report, all) = problems(&path);
+    assert_eq!(report.problem_count, 2, "{all}");
+    assert!(
+        all.contains(&format!(
+            "{} key postings for {DOCS_N} documents",
+            DOCS_N + 1
+        )),
+        "{all}"
+    );
+    assert!(
+        all.contains(&format!(
+            "key posting {hash:016x} points at document {other_id}, which is not stored under a key of that hash"
+        )),
+        "{all}"
+    );
+    // Removing the owner leaves the other document under its own key.
+    let db = Database::open(&path).unwrap();
+    assert!(db.remove(&owner).unwrap());
+    assert!(!db.contains(&owner).unwrap());
+    assert!(db.contains(&other).unwrap());
 }

@@ -405,7 +405,8 @@ class Database:
         return self._db.len()
 
     def keys(self) -> Iterator[str]:
-        """Every stored key in byte order, from one snapshot, streamed."""
+        """Every stored key, in the order the documents were stored (id order),
+        from one snapshot, streamed."""
         return self._db.keys()
 
     def __iter__(self) -> Iterator[str]:

@@ -40,7 +40,7 @@ impl CheckReport {
         self.storage_ok != Some(false) && self.problem_count == 0
     }
 
-    fn problem(&mut self, what: String) {
+    pub(super) fn problem(&mut self, what: String) {
         self.problem_count += 1;
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(what);
@@ -79,9 +79,11 @@ pub struct Stats {
     /// Posting runs (format 2), and the postings they hold — those of
     /// removed documents that no merge has dropped yet included.
     pub runs: usize,
-    /// Postings in runs.
+    /// Postings in runs: band postings and (format 4) key postings, one
+    /// per document.
     pub run_postings: u64,
-    /// Fresh postings (those of single writes, not yet in a run).
+    /// Fresh postings (those of single writes, not yet in a run), band and
+    /// key postings.
     pub fresh_postings: u64,
 }
 
@@ -141,20 +143,15 @@ impl Database {
                 None => None,
             };
             let mut containment_problems = Vec::new();
-            for entry in tables.keys.iter()? {
-                let (key, id) = entry?;
-                let (key, id) = (key.value().to_owned(), id.value());
+            for entry in tables.docs.iter()? {
+                let (id, bytes) = entry?;
+                let id = id.value();
                 report.documents += 1;
-                match tables.doc(id) {
-                    Ok(Some(doc)) if doc.key == key => {}
-                    Ok(Some(doc)) => report.problem(format!(
-                        "key `{key}` points at document {id}, which is stored under `{}`",
-                        doc.key
-                    )),
-                    Ok(None) => {
-                        report.problem(format!("key `{key}` points at missing document {id}"))
+                match codec::decode_doc(bytes.value()) {
+                    Ok(doc) => super::keys::check_document(&tables, id, &doc.key, report)?,
+                    Err(e) => {
+                        report.problem(crate::store::tables::context(e, "document", id).to_string())
                     }
-                    Err(e) => report.problem(e.to_string()),
                 }
                 // Only a set that was read can be compared with its signature
                 // (a missing or damaged one is reported here, once).
@@ -255,14 +252,14 @@ impl Database {
                     }
                 }
             }
+            super::keys::check_index(&tables, report)?;
             for (name, table_len) in [
-                ("documents", tables.docs.len()?),
                 ("shingle sets", tables.sets.len()?),
                 ("signatures", tables.sigs.len()?),
             ] {
                 if table_len != report.documents {
                     report.problem(format!(
-                        "{table_len} {name} stored for {} keys",
+                        "{table_len} {name} stored for {} documents",
                         report.documents
                     ));
                 }

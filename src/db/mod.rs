@@ -15,6 +15,7 @@ mod batch;
 mod bulk;
 mod containment;
 mod held;
+mod keys;
 mod labels;
 mod maintain;
 mod open;
@@ -214,20 +215,19 @@ impl Database {
         })
     }
 
-    /// Calls `f` with every stored document in key order, from one snapshot,
-    /// with its shingle set; stops when `f` returns false. Export and
-    /// incremental scans build on this.
+    /// Calls `f` with every stored document in id order (the order they
+    /// were stored in), from one snapshot, with its shingle set; stops when
+    /// `f` returns false. Export and incremental scans build on this.
     pub fn for_each(&self, mut f: impl FnMut(ExportedDocument) -> bool) -> Result<()> {
         crate::guard::guard(|| {
             use redb::ReadableTable;
             let txn = self.db.begin_read()?;
             let tables = ReadTables::open(&txn)?;
-            for entry in tables.keys.iter()? {
-                let (key, id) = entry?;
-                let (key, id) = (key.value().to_owned(), id.value());
-                let doc = tables.doc(id)?.ok_or_else(|| {
-                    Error::corrupted(format!("key `{key}` points at missing document {id}"))
-                })?;
+            for entry in tables.docs.iter()? {
+                let (id, bytes) = entry?;
+                let id = id.value();
+                let doc = crate::store::codec::decode_doc(bytes.value())
+                    .map_err(|e| crate::store::tables::context(e, "document", id))?;
                 let mut shingles = Vec::new();
                 if !tables.set_into(id, &mut shingles)? {
                     return Err(Error::corrupted(format!(
@@ -235,7 +235,7 @@ impl Database {
                     )));
                 }
                 if !f(ExportedDocument {
-                    key,
+                    key: doc.key,
                     text: doc.text,
                     shingles,
                 }) {

@@ -427,7 +427,8 @@ fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
 }
 
 /// Marks a file of an older format as the current one, in one commit,
-/// before anything of the new format is written to it.
+/// before anything of the new format is written to it, and replaces its
+/// `keys` table by key postings (format 4).
 fn upgrade(db: &redb::Database) -> Result<()> {
     let txn = db.begin_write()?;
     {
@@ -435,6 +436,7 @@ fn upgrade(db: &redb::Database) -> Result<()> {
         meta_table.insert(meta_keys::FORMAT, meta::format_record().as_slice())?;
         WriteTables::open(&txn)?; // creates the new tables
     }
+    super::keys::replace_keys_table(&txn)?;
     txn.commit()?;
     Ok(())
 }

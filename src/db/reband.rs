@@ -61,7 +61,8 @@ impl Database {
 }
 
 /// Writes every stored document's band postings under `pipeline`'s
-/// banding as runs, one per chunk of documents, then merges them.
+/// banding as runs, one per chunk of documents, and its key posting, then
+/// merges them.
 fn rebuild_postings(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()> {
     let sigs = txn.open_table(SIGS)?;
     let sets = txn.open_table(SETS)?;
@@ -108,5 +109,6 @@ fn rebuild_postings(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()> {
         let per_band = chunk.len() as u64;
         runs.add_run(postings.into_iter().map(Ok), per_band)?;
     }
+    super::keys::write_key_postings(txn, &mut runs)?;
     runs.merge_all()
 }

@@ -1,11 +1,10 @@
 //! Getting documents out of a damaged file: a walk over every document, in
-//! key order, that reports the records it cannot read and keeps going
+//! id order, that reports the records it cannot read and keeps going
 //! (`lshdb export --salvage`).
 
 use super::{Database, ExportedDocument};
 use crate::store::tables::{ReadTables, Reader};
 use crate::{Error, Result};
-use std::ops::Bound;
 
 /// Documents read per read transaction: a storage-engine failure costs at
 /// most a restart after the last document handed over.
@@ -19,33 +18,36 @@ const SLICE_BYTES: usize = 16 << 20;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct SkippedDocument {
-    /// Its external key; `None` when the key table itself could not be read
-    /// further (the walk ends there).
+    /// Its external key; `None` when its document record could not be
+    /// read, or the document table itself could not be read further (the
+    /// walk ends there).
     pub key: Option<String>,
-    /// Its document id, when the key table gave one.
+    /// Its document id; `None` when the document table could not be read
+    /// further.
     pub id: Option<u64>,
     /// What went wrong.
     pub reason: String,
 }
 
-/// Reads one document's records: (tables, key, id) → document.
-type ReadDocument = dyn Fn(&ReadTables, &str, u64) -> Result<ExportedDocument>;
+/// Reads one document's records: (tables, id) → document.
+type ReadDocument = dyn Fn(&ReadTables, u64) -> Result<ExportedDocument>;
 
-/// What one slice of the walk read.
-type Found = Vec<std::result::Result<ExportedDocument, SkippedDocument>>;
+/// What one slice of the walk read: documents with their ids, or skips.
+type Found = Vec<std::result::Result<(u64, ExportedDocument), SkippedDocument>>;
 
 impl Database {
     /// Like [`Database::for_each`], but for a damaged file: every document
-    /// whose records can be read is passed to `f`, in key order, and every
+    /// whose records can be read is passed to `f`, in id order, and every
     /// other one to `skipped`, with the reason, instead of ending the walk.
     /// A panic of the storage engine on a damaged page skips the document
-    /// being read, and the walk resumes after its key in a new transaction.
-    /// When the key table itself cannot be read further, `skipped` gets one
-    /// entry without a key and the walk ends. `f` returning false stops it.
+    /// being read, and the walk resumes after its id in a new transaction.
+    /// When the document table itself cannot be read further, `skipped`
+    /// gets one entry without an id and the walk ends. `f` returning false
+    /// stops it.
     ///
     /// # Errors
     /// Only when nothing can be read at all (the file cannot begin a read
-    /// transaction or has no key table).
+    /// transaction or has no document table).
     pub fn for_each_salvage(
         &self,
         f: impl FnMut(ExportedDocument) -> bool,
@@ -62,25 +64,25 @@ impl Database {
         mut skipped: impl FnMut(SkippedDocument),
         read: &ReadDocument,
     ) -> Result<()> {
-        let mut after: Option<String> = None;
+        // The last id handed over or skipped.
+        let mut after: Option<u64> = None;
         let mut started = false;
         loop {
             let mut found = Found::new();
             let mut current = None;
-            let step = crate::guard::guard(|| {
-                salvage_slice(self, after.as_deref(), &mut found, &mut current, read)
-            });
+            let step =
+                crate::guard::guard(|| salvage_slice(self, after, &mut found, &mut current, read));
             started |= !found.is_empty();
             for item in found {
                 match item {
-                    Ok(doc) => {
-                        after = Some(doc.key.clone());
+                    Ok((id, doc)) => {
+                        after = Some(id);
                         if !f(doc) {
                             return Ok(());
                         }
                     }
                     Err(skip) => {
-                        after.clone_from(&skip.key);
+                        after = skip.id;
                         skipped(skip);
                     }
                 }
@@ -90,26 +92,24 @@ impl Database {
                 Ok(false) => {}
                 // Reading one document's records failed hard: skip it.
                 Err(err) if current.is_some() => {
-                    if let Some((key, id)) = current {
-                        after = Some(key.clone());
-                        skipped(SkippedDocument {
-                            key: Some(key),
-                            id: Some(id),
-                            reason: reason(&err),
-                        });
-                    }
+                    after = current;
+                    skipped(SkippedDocument {
+                        key: None,
+                        id: current,
+                        reason: reason(&err),
+                    });
                     started = true;
                 }
                 Err(err) if !started => return Err(err),
                 Err(err) => {
-                    let at = match &after {
-                        Some(key) => format!("after key `{key}`"),
+                    let at = match after {
+                        Some(id) => format!("after document {id}"),
                         None => "at its start".to_owned(),
                     };
                     skipped(SkippedDocument {
                         key: None,
                         id: None,
-                        reason: format!("the key table cannot be read {at}: {}", reason(&err)),
+                        reason: format!("the document table cannot be read {at}: {}", reason(&err)),
                     });
                     return Ok(());
                 }
@@ -118,37 +118,35 @@ impl Database {
     }
 }
 
-/// Reads documents after the key `after` into `found`, noting in `current`
-/// the one being read. Returns true at the end of the key table.
+/// Reads documents after id `after` into `found`, noting in `current` the
+/// id being read. Returns true at the end of the document table.
 fn salvage_slice(
     db: &Database,
-    after: Option<&str>,
+    after: Option<u64>,
     found: &mut Found,
-    current: &mut Option<(String, u64)>,
+    current: &mut Option<u64>,
     read: &ReadDocument,
 ) -> Result<bool> {
     let txn = db.store().begin_read()?;
     let tables = ReadTables::open(&txn)?;
     let range = match after {
-        Some(key) => tables
-            .keys
-            .range::<&str>((Bound::Excluded(key), Bound::Unbounded))?,
-        None => tables.keys.range::<&str>(..)?,
+        Some(id) if id == u64::MAX => return Ok(true),
+        Some(id) => tables.docs.range(id + 1..)?,
+        None => tables.docs.range(0..)?,
     };
     let mut bytes = 0;
     for entry in range {
-        let (key, id) = entry?;
-        let (key, id) = (key.value().to_owned(), id.value());
-        *current = Some((key.clone(), id));
-        let result = read(&tables, &key, id);
+        let id = entry?.0.value();
+        *current = Some(id);
+        let result = read(&tables, id);
         *current = None;
         match result {
             Ok(doc) => {
                 bytes += doc.text.as_ref().map_or(0, String::len) + doc.shingles.len() * 4;
-                found.push(Ok(doc));
+                found.push(Ok((id, doc)));
             }
             Err(err) => found.push(Err(SkippedDocument {
-                key: Some(key),
+                key: tables.key(id).ok().flatten().map(|key| key.to_string()),
                 id: Some(id),
                 reason: reason(&err),
             })),
@@ -161,10 +159,10 @@ fn salvage_slice(
 }
 
 /// One document's records, as [`Database::for_each`] reads them.
-fn read_document(tables: &ReadTables, key: &str, id: u64) -> Result<ExportedDocument> {
+fn read_document(tables: &ReadTables, id: u64) -> Result<ExportedDocument> {
     let doc = tables
         .doc(id)?
-        .ok_or_else(|| Error::corrupted(format!("key `{key}` points at missing document {id}")))?;
+        .ok_or_else(|| Error::corrupted(format!("document {id} vanished")))?;
     let mut shingles = Vec::new();
     if !tables.set_into(id, &mut shingles)? {
         return Err(Error::corrupted(format!(
@@ -172,7 +170,7 @@ fn read_document(tables: &ReadTables, key: &str, id: u64) -> Result<ExportedDocu
         )));
     }
     Ok(ExportedDocument {
-        key: key.to_owned(),
+        key: doc.key,
         text: doc.text,
         shingles,
     })
@@ -214,12 +212,12 @@ mod tests {
             let file = redb::Database::open(&path).unwrap();
             let txn = file.begin_write().unwrap();
             {
-                use crate::store::schema::{KEYS, SETS};
+                use crate::store::schema::SETS;
                 use redb::ReadableTable;
-                let keys = txn.open_table(KEYS).unwrap();
                 let mut sets = txn.open_table(SETS).unwrap();
                 for key in victims {
-                    let id = keys.get(key).unwrap().unwrap().value();
+                    // Stored one by one in key order: ids 1, 2, ...
+                    let id = key[1..].parse::<u64>().unwrap() + 1;
                     let mut bytes = sets.get(id).unwrap().unwrap().value().to_vec();
                     let at = bytes.len() / 2;
                     bytes[at] ^= 0x10;
@@ -242,7 +240,7 @@ mod tests {
         assert_eq!(good.len(), n - victims.len());
         assert!(
             good.windows(2).all(|w| w[0] < w[1]),
-            "key order, no repeats"
+            "id order (here also key order), no repeats"
         );
         let bad_keys: Vec<_> = bad.iter().map(|s| s.key.clone().unwrap()).collect();
         assert_eq!(bad_keys, victims);
@@ -276,11 +274,12 @@ mod tests {
         batch.commit().unwrap();
         // As redb does on some damaged pages: a panic while reading k07
         // and k31 (each time it is read).
-        let panicky = |tables: &crate::store::tables::ReadTables, key: &str, id: u64| {
-            if key == "k07" || key == "k31" {
-                panic!("damaged page under {key}");
+        let panicky = |tables: &crate::store::tables::ReadTables, id: u64| {
+            let doc = super::read_document(tables, id)?;
+            if doc.key == "k07" || doc.key == "k31" {
+                panic!("damaged page under {}", doc.key);
             }
-            super::read_document(tables, key, id)
+            Ok(doc)
         };
         let (mut good, mut bad) = (Vec::new(), Vec::new());
         db.salvage_walk(
@@ -294,11 +293,10 @@ mod tests {
         .unwrap();
         assert_eq!(good.len(), 48);
         assert!(good.windows(2).all(|w| w[0] < w[1]));
+        // Stored one by one: k07 is document 8, k31 document 32.
         assert_eq!(
-            bad.iter()
-                .map(|s| s.key.as_deref().unwrap())
-                .collect::<Vec<_>>(),
-            ["k07", "k31"]
+            bad.iter().map(|s| s.id.unwrap()).collect::<Vec<_>>(),
+            [8, 32]
         );
         assert!(
             bad.iter()

@@ -9,7 +9,7 @@ use crate::store::codec::SignatureRecord;
 use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
-use crate::store::tables::{Index, WriteTables};
+use crate::store::tables::{key_posting, Index, WriteTables};
 use crate::Result;
 use redb::{Table, WriteTransaction};
 
@@ -65,12 +65,11 @@ impl<'t, 'p> Writer<'t, 'p> {
 
     /// Stores many documents, as [`Writer::insert`] would one by one (a
     /// later document with the same key replaces an earlier one), but with
-    /// each table's inserts sorted by key: B-tree pages are then touched in
-    /// order instead of at random, which is what makes bulk loads fast.
-    /// Returns how many documents replaced a stored one.
+    /// their band and key postings written as one posting run instead of
+    /// B-tree rows, which is what makes bulk loads fast. Ids follow the
+    /// input order. Returns how many documents replaced a stored one.
     pub fn insert_many(&mut self, docs: &[&Prepared]) -> Result<u64> {
-        // Documents in key order, the last occurrence of each key winning:
-        // the keys table is then filled in order too.
+        // The last occurrence of each key wins; ids follow the input order.
         let mut order: Vec<usize> = (0..docs.len()).collect();
         order.sort_by(|&a, &b| docs[a].key.cmp(&docs[b].key).then(a.cmp(&b)));
         order.dedup_by(|later, earlier| {
@@ -80,8 +79,8 @@ impl<'t, 'p> Writer<'t, 'p> {
             }
             same
         });
+        order.sort_unstable();
         let mut replaced = (docs.len() - order.len()) as u64;
-        let mut keys = Vec::with_capacity(order.len());
         let mut stored = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
@@ -93,13 +92,12 @@ impl<'t, 'p> Writer<'t, 'p> {
             let id = self.new_id();
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
-            keys.push((doc.key.as_str(), id));
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
             append_postings(doc, id, &mut postings, &mut blocks);
         }
         postings.sort_unstable();
         blocks.sort_unstable();
-        self.tables.put_run(&keys, postings, &blocks)?;
+        self.tables.put_run(postings, &blocks)?;
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;
         }
@@ -113,25 +111,22 @@ impl<'t, 'p> Writer<'t, 'p> {
     }
 
     /// Stores documents whose keys are not stored yet, under ids from
-    /// [`Writer::take_ids`], in the order given (key order keeps the key
-    /// table's inserts sequential); their MinHash postings are appended to
-    /// `run` instead, for [`Writer::put_run`]. So a pipeline can store
+    /// [`Writer::take_ids`], in the order given; their band and key
+    /// postings are appended to `run` instead, for [`Writer::put_run`]. So a pipeline can store
     /// documents chunk by chunk and their postings as one run per commit.
     pub fn put_new(
         &mut self,
         docs: &[(&Prepared, u64)],
         run: &mut Vec<(u32, u64, u64)>,
     ) -> Result<()> {
-        let mut keys = Vec::with_capacity(docs.len());
         let mut blocks = Vec::new();
         for &(doc, id) in docs {
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
-            keys.push((doc.key.as_str(), id));
             append_postings(doc, id, run, &mut blocks);
         }
         blocks.sort_unstable();
-        self.tables.put_postings(&keys, &[], &blocks)?;
+        self.tables.put_postings(&[], &blocks)?;
         if let Some(containment) = &mut self.containment {
             containment.put_many(
                 docs.iter()
@@ -141,14 +136,14 @@ impl<'t, 'p> Writer<'t, 'p> {
         Ok(())
     }
 
-    /// Writes MinHash postings (of documents stored with
+    /// Writes band and key postings (of documents stored with
     /// [`Writer::put_new`]) as one posting run.
     pub fn put_run(&mut self, mut postings: Vec<(u32, u64, u64)>) -> Result<()> {
         if postings.is_empty() {
             return Ok(());
         }
         postings.sort_unstable();
-        self.tables.put_run(&[], postings, &[])
+        self.tables.put_run(postings, &[])
     }
 
     /// Removes the document under `key`; false when there is none.
@@ -292,8 +287,8 @@ impl<'t, 'p> Writer<'t, 'p> {
     }
 }
 
-/// Appends document `id`'s MinHash postings (band, key, id) to `postings`
-/// and its SimHash block postings to `blocks`.
+/// Appends document `id`'s MinHash postings (band, key, id) and its key
+/// posting to `postings`, and its SimHash block postings to `blocks`.
 fn append_postings(
     doc: &Prepared,
     id: u64,
@@ -302,5 +297,6 @@ fn append_postings(
 ) {
     let band = |(b, &k): (usize, &u64)| (b as u32, k, id);
     postings.extend(doc.band_keys.iter().enumerate().map(band));
+    postings.push(key_posting(&doc.key, id));
     blocks.extend(doc.blocks.iter().enumerate().map(band));
 }

@@ -17,10 +17,22 @@ use redb::TableDefinition;
 /// a version-3 file whose signature records still hold their values (they
 /// are used as they are).
 ///
-/// So this build reads versions 1 to 3; opening an older file for writing
-/// marks it version 3 before anything is written to it (an older reader
-/// would not see postings in runs, nor find values in new records).
-pub const FORMAT_VERSION: u32 = 3;
+/// Version 4 drops the `keys` table (external key → id, a B-tree whose
+/// random inserts were most of a large file's write cost): a document's key
+/// is indexed by one more posting, `(KEY_BAND, key_hash(key), id)`, in the
+/// fresh postings and the runs like its band postings, and a look-up
+/// compares the key its document record stores.
+///
+/// So this build reads versions 1 to 4; opening an older file for writing
+/// upgrades it to version 4 in one commit before anything else is written
+/// to it: it marks the version, and moves the `keys` table's entries into
+/// key postings (an older reader would not see postings in runs, nor find
+/// values in new records, nor find keys).
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The band number of key postings (format 4): `(KEY_BAND, key_hash(key),
+/// id)` sorts after every MinHash band's postings.
+pub const KEY_BAND: u32 = u32::MAX;
 
 /// The oldest format version this build reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
@@ -36,7 +48,8 @@ pub const REDB_MAGIC: &[u8; 9] = b"redb\x1a\x0a\xa9\x0d\x0a";
 /// holding postcard-encoded [`crate::Settings`]), `next_id` (u64 LE).
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 
-/// External key → internal document id.
+/// External key → internal document id; files of formats 1 to 3 only
+/// (format 4 indexes keys by [`KEY_BAND`] postings).
 pub const KEYS: TableDefinition<&str, u64> = TableDefinition::new("keys");
 
 /// Document id → `Tag::Doc` record (external key, optional raw text).

@@ -6,9 +6,10 @@
 //! inside a write transaction (`insert_unique`). Writes exist only on
 //! [`WriteTables`].
 
+use crate::hash::key_hash;
 use crate::store::codec::{self, DocRecord, SignatureRecord};
 use crate::store::runs::{Merged, ReadRuns, RunTables, RunWriter, RunsView, FRESH_MAX};
-use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, SETS, SIGS};
+use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, KEY_BAND, SETS, SIGS};
 use crate::{Error, Result};
 use redb::{
     ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata, Table, WriteTransaction,
@@ -18,7 +19,8 @@ use std::sync::Arc;
 
 /// One transaction's view of the document and index tables.
 pub struct Tables<K, D, S, G, B, H, R> {
-    /// External key → id.
+    /// The `keys` table of a file of format 1 to 3 opened read-only
+    /// ([`LegacyKeys`]); format 4 indexes keys by postings.
     pub keys: K,
     /// Id → document record.
     pub docs: D,
@@ -40,7 +42,7 @@ type Posting = (u32, u64, u64);
 
 /// Tables of a read transaction.
 pub type ReadTables = Tables<
-    ReadOnlyTable<&'static str, u64>,
+    Option<ReadOnlyTable<&'static str, u64>>,
     ReadOnlyTable<u64, Bytes>,
     ReadOnlyTable<u64, Bytes>,
     ReadOnlyTable<u64, Bytes>,
@@ -51,7 +53,7 @@ pub type ReadTables = Tables<
 
 /// Tables of a write transaction.
 pub type WriteTables<'t> = Tables<
-    Table<'t, &'static str, u64>,
+    (),
     Table<'t, u64, Bytes>,
     Table<'t, u64, Bytes>,
     Table<'t, u64, Bytes>,
@@ -63,8 +65,13 @@ pub type WriteTables<'t> = Tables<
 impl ReadTables {
     /// Opens every table in a read transaction.
     pub fn open(txn: &ReadTransaction) -> Result<Self> {
+        let keys = match txn.open_table(KEYS) {
+            Ok(table) => Some(table),
+            Err(redb::TableError::TableDoesNotExist(_)) => None,
+            Err(err) => return Err(err.into()),
+        };
         Ok(Tables {
-            keys: txn.open_table(KEYS)?,
+            keys,
             docs: txn.open_table(DOCS)?,
             sets: txn.open_table(SETS)?,
             sigs: txn.open_table(SIGS)?,
@@ -78,16 +85,31 @@ impl ReadTables {
     /// runs, without the postings runs still hold for removed documents —
     /// in (band, key, id) order.
     pub fn all_postings(&self) -> Result<impl Iterator<Item = Result<Posting>> + '_> {
+        self.postings_in(0..=KEY_BAND - 1)
+    }
+
+    /// Every key posting (format 4) of a live document, in (band, key, id)
+    /// order.
+    pub fn key_postings(&self) -> Result<impl Iterator<Item = Result<Posting>> + '_> {
+        self.postings_in(KEY_BAND..=KEY_BAND)
+    }
+
+    /// The postings of live documents in `bands`, fresh and in runs.
+    fn postings_in(
+        &self,
+        bands: std::ops::RangeInclusive<u32>,
+    ) -> Result<impl Iterator<Item = Result<Posting>> + '_> {
+        let (first, last) = (*bands.start(), *bands.end());
         let fresh = self
             .buckets
-            .iter()?
+            .range((first, 0, 0)..=(last, u64::MAX, u64::MAX))?
             .map(|entry| entry.map(|(k, _)| k.value()).map_err(Error::from));
         let mut sources: Vec<Box<dyn Iterator<Item = Result<Posting>> + '_>> =
             vec![Box::new(fresh)];
         let mut dead = HashSet::new();
         if let Some(runs) = &self.runs {
             for &(run, _) in runs.list() {
-                sources.push(Box::new(runs.scan(run)?));
+                sources.push(Box::new(runs.scan(run, bands.clone())?));
             }
             dead = runs.dead_ids()?;
         }
@@ -206,10 +228,39 @@ pub trait Reader {
     }
 }
 
+/// The `keys` table of files of formats 1 to 3, where a transaction has
+/// one: `()` for a write transaction (opening a file for writing upgrades
+/// it to format 4).
+pub trait LegacyKeys {
+    /// `Some` (the id, if any) when there is a `keys` table, `None` when
+    /// keys are indexed by postings.
+    fn legacy_id(&self, key: &str) -> Result<Option<Option<u64>>>;
+}
+
+impl LegacyKeys for () {
+    fn legacy_id(&self, _: &str) -> Result<Option<Option<u64>>> {
+        Ok(None)
+    }
+}
+
+impl LegacyKeys for Option<ReadOnlyTable<&'static str, u64>> {
+    fn legacy_id(&self, key: &str) -> Result<Option<Option<u64>>> {
+        match self {
+            Some(table) => Ok(Some(table.get(key)?.map(|v| v.value()))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Ids read at most from one key's postings: more than one means ids
+/// whose keys share a 64-bit hash, which a look-up tells apart by the key
+/// its document record stores.
+const KEY_IDS: usize = 64;
+
 impl<K, D, S, G, B, H, R> Index for Tables<K, D, S, G, B, H, R>
 where
     R: RunsView,
-    K: ReadableTable<&'static str, u64>,
+    K: LegacyKeys,
     D: ReadableTable<u64, Bytes>,
     S: ReadableTable<u64, Bytes>,
     G: ReadableTable<u64, Bytes>,
@@ -217,7 +268,31 @@ where
     H: ReadableTable<Posting, ()>,
 {
     fn id_of(&self, key: &str) -> Result<Option<u64>> {
-        Ok(self.keys.get(key)?.map(|v| v.value()))
+        if let Some(found) = self.keys.legacy_id(key)? {
+            return Ok(found);
+        }
+        let mut ids = Vec::new();
+        self.postings(
+            Postings::Buckets,
+            KEY_BAND,
+            key_hash(key),
+            None,
+            KEY_IDS,
+            &mut ids,
+        )?;
+        for id in ids {
+            match self.doc(id)? {
+                Some(doc) if doc.key == key => return Ok(Some(id)),
+                Some(_) => {} // another key of the same hash
+                // Key postings of removed documents never reach here.
+                None => {
+                    return Err(Error::corrupted(format!(
+                        "the key index points at missing document {id}"
+                    )))
+                }
+            }
+        }
+        Ok(None)
     }
 
     fn postings(
@@ -269,7 +344,7 @@ where
 impl<K, D, S, G, B, H, R> Reader for Tables<K, D, S, G, B, H, R>
 where
     R: RunsView,
-    K: ReadableTable<&'static str, u64>,
+    K: LegacyKeys,
     D: ReadableTable<u64, Bytes>,
     S: ReadableTable<u64, Bytes>,
     G: ReadableTable<u64, Bytes>,
@@ -336,7 +411,7 @@ impl<'t> WriteTables<'t> {
     /// Opens (creating when absent) every table in a write transaction.
     pub fn open(txn: &'t WriteTransaction) -> Result<Self> {
         Ok(Tables {
-            keys: txn.open_table(KEYS)?,
+            keys: (),
             docs: txn.open_table(DOCS)?,
             sets: txn.open_table(SETS)?,
             sigs: txn.open_table(SIGS)?,
@@ -355,6 +430,7 @@ impl<'t> WriteTables<'t> {
             .iter()
             .enumerate()
             .map(|(band, &key)| (band as u32, key, id))
+            .chain([key_posting(doc.key, id)])
             .collect();
         let blocks: Vec<Posting> = doc
             .blocks
@@ -362,7 +438,7 @@ impl<'t> WriteTables<'t> {
             .enumerate()
             .map(|(block, &value)| (block as u32, value, id))
             .collect();
-        self.put_postings(&[(doc.key, id)], &postings, &blocks)
+        self.put_postings(&postings, &blocks)
     }
 
     /// Stores a document's id-keyed records (document, set, signature).
@@ -373,17 +449,9 @@ impl<'t> WriteTables<'t> {
         Ok(())
     }
 
-    /// Stores key → id entries and postings (sorted input makes the B-tree
-    /// inserts sequential).
-    pub fn put_postings(
-        &mut self,
-        keys: &[(&str, u64)],
-        buckets: &[Posting],
-        blocks: &[Posting],
-    ) -> Result<()> {
-        for &(key, id) in keys {
-            self.keys.insert(key, id)?;
-        }
+    /// Stores fresh postings: band and key postings in `buckets`, SimHash
+    /// ones in `blocks` (sorted input makes the B-tree inserts sequential).
+    pub fn put_postings(&mut self, buckets: &[Posting], blocks: &[Posting]) -> Result<()> {
         for &posting in buckets {
             self.buckets.insert(posting, ())?;
         }
@@ -403,7 +471,7 @@ impl<'t> WriteTables<'t> {
         for (block, &value) in blocks.iter().enumerate() {
             self.blocks.remove((block as u32, value, id))?;
         }
-        self.keys.remove(key)?;
+        self.buckets.remove(key_posting(key, id))?;
         self.docs.remove(id)?;
         self.sets.remove(id)?;
         self.sigs.remove(id)?;
@@ -411,16 +479,11 @@ impl<'t> WriteTables<'t> {
         self.runs.mark_dead(id)
     }
 
-    /// Stores key → id entries and SimHash postings, and writes `buckets`
-    /// (sorted MinHash postings of new documents) as a new posting run:
-    /// what a bulk load's commit does instead of one B-tree row per posting.
-    pub fn put_run(
-        &mut self,
-        keys: &[(&str, u64)],
-        buckets: Vec<Posting>,
-        blocks: &[Posting],
-    ) -> Result<()> {
-        self.put_postings(keys, &[], blocks)?;
+    /// Stores SimHash postings, and writes `buckets` (the sorted band and
+    /// key postings of new documents) as a new posting run: what a bulk
+    /// load's commit does instead of one B-tree row per posting.
+    pub fn put_run(&mut self, buckets: Vec<Posting>, blocks: &[Posting]) -> Result<()> {
+        self.put_postings(&[], blocks)?;
         let per_band = most_per_band(&buckets);
         self.runs.add_run(buckets.into_iter().map(Ok), per_band)
     }
@@ -444,6 +507,11 @@ impl<'t> WriteTables<'t> {
         let per_band = most_per_band(&fresh);
         self.runs.add_run(fresh.into_iter().map(Ok), per_band)
     }
+}
+
+/// The key posting (format 4) of document `id` stored under `key`.
+pub fn key_posting(key: &str, id: u64) -> Posting {
+    (KEY_BAND, key_hash(key), id)
 }
 
 /// The most postings of one band in `postings` (sorted by band).

@@ -337,7 +337,8 @@ pub fn export(args: &ExportArgs) -> CmdResult {
                 eprintln!("lshdb: skipped `{key}` (document {id}): {}", skip.reason)
             }
             (Some(key), None) => eprintln!("lshdb: skipped `{key}`: {}", skip.reason),
-            (None, _) => eprintln!("lshdb: stopped early: {}", skip.reason),
+            (None, Some(id)) => eprintln!("lshdb: skipped document {id}: {}", skip.reason),
+            (None, None) => eprintln!("lshdb: stopped early: {}", skip.reason),
         }
     }
     if let Some(output) = file {

@@ -161,11 +161,11 @@ pub trait RunTables {
         Ok(cut)
     }
 
-    /// Every posting of run `run`, in order.
-    fn scan(&self, run: u32) -> Result<RunScan<'_>> {
+    /// Every posting of run `run` in the bands `bands`, in order.
+    fn scan(&self, run: u32, bands: std::ops::RangeInclusive<u32>) -> Result<RunScan<'_>> {
         let range = self
             .blocks()
-            .range((run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX))?;
+            .range((run, *bands.start(), 0, 0)..=(run, *bands.end(), u64::MAX, u64::MAX))?;
         Ok(RunScan::new(range))
     }
 }
