@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod codec;
 pub mod containment;
+pub(crate) mod keys;
 pub mod meta;
 pub mod runs;
 pub mod schema;

@@ -8,6 +8,7 @@
 
 use crate::hash::key_hash;
 use crate::store::codec::{self, DocRecord, SignatureRecord};
+pub use crate::store::keys::{key_posting, LegacyKeys};
 use crate::store::runs::{Merged, ReadRuns, RunTables, RunWriter, RunsView, FRESH_MAX};
 use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, KEY_BAND, SETS, SIGS};
 use crate::{Error, Result};
@@ -228,35 +229,6 @@ pub trait Reader {
     }
 }
 
-/// The `keys` table of files of formats 1 to 3, where a transaction has
-/// one: `()` for a write transaction (opening a file for writing upgrades
-/// it to format 4).
-pub trait LegacyKeys {
-    /// `Some` (the id, if any) when there is a `keys` table, `None` when
-    /// keys are indexed by postings.
-    fn legacy_id(&self, key: &str) -> Result<Option<Option<u64>>>;
-}
-
-impl LegacyKeys for () {
-    fn legacy_id(&self, _: &str) -> Result<Option<Option<u64>>> {
-        Ok(None)
-    }
-}
-
-impl LegacyKeys for Option<ReadOnlyTable<&'static str, u64>> {
-    fn legacy_id(&self, key: &str) -> Result<Option<Option<u64>>> {
-        match self {
-            Some(table) => Ok(Some(table.get(key)?.map(|v| v.value()))),
-            None => Ok(None),
-        }
-    }
-}
-
-/// Ids read at most from one key's postings: more than one means ids
-/// whose keys share a 64-bit hash, which a look-up tells apart by the key
-/// its document record stores.
-const KEY_IDS: usize = 64;
-
 impl<K, D, S, G, B, H, R> Index for Tables<K, D, S, G, B, H, R>
 where
     R: RunsView,
@@ -271,13 +243,16 @@ where
         if let Some(found) = self.keys.legacy_id(key)? {
             return Ok(found);
         }
+        // Every id under the hash: more than one means keys that share a
+        // 64-bit hash (which keys made on purpose can), told apart by the
+        // key each document record stores; no cap, so none is missed.
         let mut ids = Vec::new();
         self.postings(
             Postings::Buckets,
             KEY_BAND,
             key_hash(key),
             None,
-            KEY_IDS,
+            usize::MAX,
             &mut ids,
         )?;
         for id in ids {
@@ -507,11 +482,6 @@ impl<'t> WriteTables<'t> {
         let per_band = most_per_band(&fresh);
         self.runs.add_run(fresh.into_iter().map(Ok), per_band)
     }
-}
-
-/// The key posting (format 4) of document `id` stored under `key`.
-pub fn key_posting(key: &str, id: u64) -> Posting {
-    (KEY_BAND, key_hash(key), id)
 }
 
 /// The most postings of one band in `postings` (sorted by band).
