@@ -59,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_PY = ROOT / "target" / "py-venv" / "bin" / "python"
 BENCH_PY = ROOT / "target" / "bench-venv" / "bin" / "python"
 CLI = ROOT / "target" / "release" / "lshdb"
+CHILD_START = time.perf_counter()
 
 
 def load(path: str, limit: int | None, seed: int = 1) -> List[Tuple[str, str]]:
@@ -221,6 +222,7 @@ def run_lshdb_spark(docs: List[Tuple[str, str]], t: float, out: Path, bands: int
     df = docs_df(spark, docs).cache()
     df.count()
     start = time.perf_counter()
+    pairs_deadline(None)
     ls.pairs(df, config=config).write.parquet(str(out / "pairs"))
     pairs_s = time.perf_counter() - start
     stats: Dict[str, Any] = {}
@@ -231,7 +233,24 @@ def run_lshdb_spark(docs: List[Tuple[str, str]], t: float, out: Path, bands: int
             "stages": {k: round(v, 2) if isinstance(v, float) else v for k, v in stats.items()}}
 
 
-def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int, opts: Dict[str, Any]) -> Dict[str, Any]:
+def pairs_deadline(seconds: float | None) -> None:
+    """Say on stderr when the timed phase starts (seconds since the child
+    started) and, with ``seconds``, kill this child's process group (the
+    driver and its JVM) once that phase has run that long: a cap on the
+    phase itself, not on the set-up before it."""
+    print(f"spark_bench: pairs phase starts at {time.perf_counter() - CHILD_START:.1f}s", file=sys.stderr, flush=True)
+    if seconds:
+        def kill() -> None:
+            print(f"spark_bench: pairs phase still running after {seconds:.0f}s; killed", file=sys.stderr, flush=True)
+            os.killpg(os.getpgrp(), 9)
+
+        timer = threading.Timer(seconds, kill)
+        timer.daemon = True
+        timer.start()
+
+
+def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int, opts: Dict[str, Any],
+              opts_timeout: float | None = None) -> Dict[str, Any]:
     import lshdb
     from pyspark.ml.feature import MinHashLSH
     from pyspark.ml.linalg import Vectors, VectorUDT
@@ -250,6 +269,7 @@ def run_mllib(docs: List[Tuple[str, str]], t: float, out: Path, tables: int, opt
     df = spark.createDataFrame(rows, StructType([StructField("id", StringType()), StructField("v", VectorUDT())])).repartition(8).cache()
     df.count()
     start = time.perf_counter()
+    pairs_deadline(opts_timeout)
     model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=tables, seed=1).fit(df)
     joined = model.approxSimilarityJoin(df, df, 1.0 - t + 1e-9, distCol="d")
     joined.where(F.col("datasetA.id") < F.col("datasetB.id")).select(
@@ -416,6 +436,8 @@ def main() -> None:
     p.add_argument("--shuffle-partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
     p.add_argument("--driver-memory", default="6g")
     p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--mllib-pairs-timeout", type=float, default=None,
+                   help="kill MLlib once its timed phase (the join) has run this long, set-up excluded")
     p.add_argument("--keep-dedup", default=None, help="copy lshdb-spark's dedup output (parquet) to this directory")
     p.add_argument("--run", default=None, help=argparse.SUPPRESS)
     p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
@@ -432,7 +454,7 @@ def main() -> None:
             if args.run == "lshdb-spark":
                 result = run_lshdb_spark(docs, t, out, args.bands, args.rows, spark_opts)
             else:
-                result = run_mllib(docs, t, out, args.mllib_tables, spark_opts)
+                result = run_mllib(docs, t, out, args.mllib_tables, spark_opts, args.mllib_pairs_timeout)
         print(json.dumps(result))
         return
 
@@ -464,6 +486,8 @@ def main() -> None:
                "--driver-memory", args.driver_memory]
         if limit:
             cmd += ["--limit", str(limit)]
+        if args.mllib_pairs_timeout:
+            cmd += ["--mllib-pairs-timeout", str(args.mllib_pairs_timeout)]
         if args.bands is not None:
             cmd += ["--bands", str(args.bands), "--rows", str(args.rows)]
         result = run_child(cmd, args.timeout)
