@@ -405,8 +405,8 @@ class Database:
         return self._db.len()
 
     def keys(self) -> Iterator[str]:
-        """Every stored key, in the order the documents were stored (id order),
-        from one snapshot, streamed."""
+        """Every stored key in id order (the order the documents were stored
+        in; key order within one bulk commit), from one snapshot, streamed."""
         return self._db.keys()
 
     def __iter__(self) -> Iterator[str]:

@@ -392,27 +392,30 @@ impl Writing<'_> {
         })
     }
 
-    /// Gives the documents accepted from `start` on their ids, in input
+    /// Gives the documents accepted from `start` on their ids, in key
     /// order (as [`Writer::insert_many`] numbers them).
     fn number(&mut self, start: usize) {
-        for (n, i) in (start..self.held.len()).enumerate() {
+        let mut order: Vec<usize> = (start..self.held.len()).collect();
+        order.sort_by(|&a, &b| self.held.get(a).0.key.cmp(&self.held.get(b).0.key));
+        for (n, &i) in order.iter().enumerate() {
             self.held.set_rank(i, self.next_id + n as u64);
         }
-        self.next_id += (self.held.len() - start) as u64;
+        self.next_id += order.len() as u64;
     }
 
     /// Stores the held documents not stored yet (numbered: their ids follow
-    /// the stored counter's), in id order.
+    /// the stored counter's), in key order.
     fn write_held(&mut self) -> Result<()> {
         if self.written == self.held.len() {
             return Ok(());
         }
-        let docs: Vec<(&Prepared, u64)> = self
+        let mut docs: Vec<(&Prepared, u64)> = self
             .held
             .docs()
             .skip(self.written)
             .map(|(doc, rank)| (doc, *rank))
             .collect();
+        docs.sort_by(|a, b| a.0.key.cmp(&b.0.key));
         let txn = self.txn.as_ref().ok_or_else(ended)?;
         let mut writer = Writer::open(txn, self.db.pipeline())?;
         writer.take_ids(docs.len());

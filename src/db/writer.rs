@@ -67,9 +67,14 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// later document with the same key replaces an earlier one), but with
     /// their band and key postings written as one posting run instead of
     /// B-tree rows, which is what makes bulk loads fast. Ids follow the
-    /// input order. Returns how many documents replaced a stored one.
+    /// key order. Returns how many documents replaced a stored one.
     pub fn insert_many(&mut self, docs: &[&Prepared]) -> Result<u64> {
-        // The last occurrence of each key wins; ids follow the input order.
+        // Documents in key order, the last occurrence of each key winning,
+        // and numbered in that order: documents with similar keys (pages
+        // of one site, packages of one family) are often near-duplicates,
+        // and nearby ids make all pairs' and queries' record reads walk
+        // instead of seek (`store::walk`): all pairs over 3 M documents ran
+        // 1.36x longer with ids in input order.
         let mut order: Vec<usize> = (0..docs.len()).collect();
         order.sort_by(|&a, &b| docs[a].key.cmp(&docs[b].key).then(a.cmp(&b)));
         order.dedup_by(|later, earlier| {
@@ -79,7 +84,6 @@ impl<'t, 'p> Writer<'t, 'p> {
             }
             same
         });
-        order.sort_unstable();
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());

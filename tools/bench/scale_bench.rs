@@ -5,6 +5,7 @@
 //! cargo run --release --example scale_bench -- \
 //!     --corpus tools/data/scale-10m.jsonl --db /tmp/scale.lshdb \
 //!     [--step 1000000] [--limit N] [--threshold 0.8] [--queries 1000] [--singles 50]
+//!     [--singles-only]   (only: N single inserts and removes on the existing --db)
 //!     [--ab-filters]
 //! ```
 //!
@@ -41,6 +42,9 @@ fn main() -> Result<(), Error> {
     let queries: usize = flag("--queries").map_or(Ok(1000), |s| s.parse())?;
     let singles: usize = flag("--singles").map_or(Ok(50), |s| s.parse())?;
     let ab_filters = args.iter().any(|a| a == "--ab-filters");
+    if args.iter().any(|a| a == "--singles-only") {
+        return singles_only(&db_path, singles);
+    }
 
     let _ = std::fs::remove_file(&db_path);
     let mut db = Database::create(&db_path, Config::jaccard(threshold))?;
@@ -231,4 +235,36 @@ fn status_kb(field: &str) -> u64 {
             })
         })
         .unwrap_or(0)
+}
+
+/// `--singles-only`: `singles` durable single inserts and removes on the
+/// existing database at `--db` (left as it was), as p50 / p90 / p99 ms.
+fn singles_only(db_path: &str, singles: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let db = Database::open(db_path)?;
+    let (mut inserts, mut removes) = (Vec::new(), Vec::new());
+    for i in 0..singles {
+        let key = format!("single-only-{i}");
+        let text = format!("a single document number {i} written on its own");
+        let t = Instant::now();
+        db.insert(&key, text.as_str())?;
+        inserts.push(t.elapsed());
+        let t = Instant::now();
+        db.remove(&key)?;
+        removes.push(t.elapsed());
+    }
+    inserts.sort();
+    removes.sort();
+    let pct = |v: &[Duration], p: f64| {
+        v[((v.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e3
+    };
+    println!(
+        "{}",
+        json!({
+            "documents": db.len()?,
+            "singles": singles,
+            "single_insert_ms": [pct(&inserts, 0.5), pct(&inserts, 0.9), pct(&inserts, 0.99)],
+            "single_remove_ms": [pct(&removes, 0.5), pct(&removes, 0.9), pct(&removes, 0.99)],
+        })
+    );
+    Ok(())
 }
