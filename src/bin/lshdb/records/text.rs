@@ -1,0 +1,388 @@
+//! The JSON Lines and CSV readers of `dedup`: lines and CSV records read
+//! with a bounded length, parsed into [`Parsed`] units, each kept with its
+//! original bytes (a [`Tee`] cuts a CSV record's bytes out of what the CSV
+//! parser consumed).
+
+use super::{Chunk, Fields, Good, Parsed, Raw};
+use crate::{fail, CliError};
+use lshdb::MAX_DOCUMENT_BYTES;
+use std::io::{BufRead, Read};
+
+/// Longest accepted line or CSV record (as for `add`).
+const MAX_LINE: u64 = (MAX_DOCUMENT_BYTES as u64) * 2 + (1 << 20);
+
+/// Reads a line of at most [`MAX_LINE`] bytes, with its ending, into `buf`;
+/// `Ok(false)` at the end. A longer line is consumed and reported as
+/// `Err(None)`.
+fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> Result<bool, Option<std::io::Error>> {
+    buf.clear();
+    let read = input.take(MAX_LINE).read_until(b'\n', buf).map_err(Some)?;
+    if read == 0 {
+        return Ok(false);
+    }
+    if buf.last() != Some(&b'\n') && read as u64 == MAX_LINE {
+        let mut rest = Vec::new();
+        loop {
+            rest.clear();
+            let n = input
+                .take(1 << 20)
+                .read_until(b'\n', &mut rest)
+                .map_err(Some)?;
+            if n == 0 || rest.last() == Some(&b'\n') {
+                break;
+            }
+        }
+        buf.clear();
+        return Err(None);
+    }
+    Ok(true)
+}
+
+pub struct LineSource {
+    pub(super) input: Box<dyn BufRead + Send>,
+    pub(super) fields: Fields,
+    pub(super) line: u64,
+    pub(super) chunk: usize,
+    /// The line being read: grown once, then each line is copied out at
+    /// its size.
+    pub(super) buf: Vec<u8>,
+}
+
+impl LineSource {
+    pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
+        let mut units = Vec::new();
+        let mut raw = Vec::new();
+        while units.len() < self.chunk {
+            let parsed = match read_line(&mut self.input, &mut self.buf) {
+                Ok(false) => break,
+                Ok(true) => {
+                    self.line += 1;
+                    parse_json(&self.buf, &self.fields)
+                }
+                Err(None) => {
+                    self.line += 1;
+                    Parsed::Bad(format!("line longer than {MAX_LINE} bytes"))
+                }
+                Err(Some(err)) => return Err(CliError::Message(format!("{err}"))),
+            };
+            units.push((self.line, parsed));
+            raw.push(self.buf.as_slice().to_vec());
+            if self.buf.capacity() > 1 << 20 {
+                self.buf = Vec::new(); // not held after a huge line
+            }
+        }
+        Ok((!units.is_empty()).then_some(Chunk {
+            units,
+            raw: Raw::Bytes(raw),
+        }))
+    }
+}
+
+/// The value at a field path: the whole name when the object has it, else
+/// its `.`-separated parts through nested objects (`meta.body`).
+fn json_field<'a>(object: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    if let Some(value) = object.get(name) {
+        return Some(value);
+    }
+    if !name.contains('.') {
+        return None;
+    }
+    name.split('.')
+        .try_fold(object, |value, part| value.get(part))
+}
+
+fn parse_json(line: &[u8], fields: &Fields) -> Parsed {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Parsed::Bad("not valid UTF-8".to_owned());
+    };
+    if text.trim().is_empty() {
+        return Parsed::Blank;
+    }
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(e) => return Parsed::Bad(format!("malformed JSON: {e}")),
+    };
+    if !value.is_object() {
+        return Parsed::Bad("not a JSON object".to_owned());
+    }
+    let body = match json_field(&value, &fields.text) {
+        Some(serde_json::Value::String(s)) if s.trim().is_empty() => {
+            return Parsed::Bad(format!("field `{}` is empty", fields.text))
+        }
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(_) => return Parsed::Bad(format!("field `{}` is not a string", fields.text)),
+        None => return Parsed::Bad(format!("missing field `{}`", fields.text)),
+    };
+    let id = match fields.id.as_deref().and_then(|f| json_field(&value, f)) {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        Some(serde_json::Value::Null) | None => None,
+        Some(_) => {
+            return Parsed::Bad(format!(
+                "field `{}` is not a string or a number",
+                fields.id.as_deref().unwrap_or_default()
+            ))
+        }
+    };
+    let score = fields
+        .score
+        .as_deref()
+        .and_then(|f| json_field(&value, f))
+        .and_then(|v| match v {
+            serde_json::Value::Number(n) => n.as_f64(),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        });
+    Parsed::Good(Good {
+        id,
+        text: body,
+        score,
+    })
+}
+
+/// Records every byte read through it, so that a CSV record's original
+/// bytes can be cut out of what the CSV parser consumed.
+struct Tee {
+    inner: Box<dyn BufRead + Send>,
+    /// Bytes from offset `base` on.
+    buf: Vec<u8>,
+    base: u64,
+}
+
+impl Read for Tee {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        // The bytes since the last record: one record, however it is
+        // quoted, never holds more than a line may (memory stays bounded).
+        if self.buf.len() as u64 > MAX_LINE {
+            return Err(std::io::Error::other(format!(
+                "a CSV record longer than {MAX_LINE} bytes (an unclosed quote?)"
+            )));
+        }
+        let n = self.inner.read(out)?;
+        self.buf.extend_from_slice(&out[..n]);
+        Ok(n)
+    }
+}
+
+impl Tee {
+    /// The bytes from `start` to `end` (absolute offsets); forgets
+    /// everything before `end`.
+    fn cut(&mut self, start: u64, end: u64) -> Vec<u8> {
+        let from = (start.saturating_sub(self.base) as usize).min(self.buf.len());
+        let to = (end.saturating_sub(self.base) as usize).min(self.buf.len());
+        let bytes = self.buf[from..to.max(from)].to_vec();
+        self.buf.drain(..to);
+        self.base += to as u64;
+        bytes
+    }
+}
+
+pub struct CsvSource {
+    reader: csv::Reader<Tee>,
+    pub(super) header: csv::ByteRecord,
+    pub(super) header_raw: Vec<u8>,
+    text: usize,
+    id: Option<usize>,
+    score: Option<usize>,
+    record: csv::ByteRecord,
+    chunk: usize,
+    /// Whether the last cut ended with `\r`.
+    after_cr: bool,
+}
+
+impl CsvSource {
+    pub(super) fn new(
+        input: Box<dyn BufRead + Send>,
+        fields: &Fields,
+        path: &str,
+        chunk: usize,
+    ) -> Result<Self, CliError> {
+        let tee = Tee {
+            inner: input,
+            buf: Vec::new(),
+            base: 0,
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(tee);
+        let mut header = csv::ByteRecord::new();
+        let got = reader
+            .read_byte_record(&mut header)
+            .map_err(|e| CliError::Message(format!("cannot read the CSV header of {path}: {e}")))?;
+        if !got {
+            return fail(format!("{path} is empty: a CSV input needs a header line"));
+        }
+        let end = reader.position().byte();
+        let header_raw = reader.get_mut().cut(0, end);
+        let after_cr = header_raw.last() == Some(&b'\r');
+        let column = |name: &str| header.iter().position(|h| h == name.as_bytes());
+        let Some(text) = column(&fields.text) else {
+            return fail(format!(
+                "the CSV header of {path} has no column `{}` (--text-field)",
+                fields.text
+            ));
+        };
+        let id = match &fields.id {
+            Some(name) => Some(column(name).ok_or_else(|| {
+                CliError::Message(format!(
+                    "the CSV header of {path} has no column `{name}` (--id-field)"
+                ))
+            })?),
+            None => None,
+        };
+        let score = match &fields.score {
+            Some(name) => Some(column(name).ok_or_else(|| {
+                CliError::Message(format!(
+                    "the CSV header of {path} has no column `{name}` (--keep)"
+                ))
+            })?),
+            None => None,
+        };
+        Ok(Self {
+            reader,
+            header,
+            header_raw,
+            text,
+            id,
+            score,
+            record: csv::ByteRecord::new(),
+            chunk,
+            after_cr,
+        })
+    }
+
+    pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
+        let mut units = Vec::new();
+        let mut raw = Vec::new();
+        while units.len() < self.chunk {
+            let start = self.reader.position().byte();
+            match self.reader.read_byte_record(&mut self.record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(err) => match err.kind() {
+                    csv::ErrorKind::Io(_) => return Err(CliError::Message(format!("{err}"))),
+                    _ => {
+                        let line = self.reader.position().line();
+                        let end = self.reader.position().byte();
+                        raw.push(self.reader.get_mut().cut(start, end));
+                        units.push((line, Parsed::Bad(format!("bad CSV: {err}"))));
+                        continue;
+                    }
+                },
+            }
+            let end = self.reader.position().byte();
+            let line = self.record.position().map_or(0, |p| p.line());
+            let mut bytes = self.reader.get_mut().cut(start, end);
+            // After a `\r\n` ending the reader stops at the `\r`: the
+            // `\n` opens the next cut and belongs to the record before. A
+            // record cut this way ends with `\r` or `\n` (or nothing, at
+            // the end of the input), and the writer completes the line with
+            // `\n`.
+            if self.after_cr && bytes.first() == Some(&b'\n') {
+                bytes.remove(0);
+            }
+            self.after_cr = bytes.last() == Some(&b'\r');
+            if bytes.len() as u64 > MAX_LINE {
+                units.push((
+                    line,
+                    Parsed::Bad(format!("record longer than {MAX_LINE} bytes")),
+                ));
+                raw.push(Vec::new());
+                continue;
+            }
+            units.push((line, self.parse()));
+            raw.push(bytes);
+        }
+        Ok((!units.is_empty()).then_some(Chunk {
+            units,
+            raw: Raw::Bytes(raw),
+        }))
+    }
+
+    fn parse(&self) -> Parsed {
+        let record = &self.record;
+        if record.len() == 1 && record[0].is_empty() {
+            return Parsed::Blank;
+        }
+        if record.len() != self.header.len() {
+            return Parsed::Bad(format!(
+                "{} field(s), the header has {}",
+                record.len(),
+                self.header.len()
+            ));
+        }
+        let text_name = String::from_utf8_lossy(&self.header[self.text]).into_owned();
+        let Ok(text) = std::str::from_utf8(&record[self.text]) else {
+            return Parsed::Bad(format!("field `{text_name}` is not valid UTF-8"));
+        };
+        if text.trim().is_empty() {
+            return Parsed::Bad(format!("field `{text_name}` is empty"));
+        }
+        let id = match self.id.map(|i| std::str::from_utf8(&record[i])) {
+            Some(Ok("")) | None => None,
+            Some(Ok(id)) => Some(id.to_owned()),
+            Some(Err(_)) => return Parsed::Bad("the id field is not valid UTF-8".to_owned()),
+        };
+        let score = self
+            .score
+            .and_then(|i| std::str::from_utf8(&record[i]).ok())
+            .and_then(|s| s.trim().parse().ok());
+        Parsed::Good(Good {
+            id,
+            text: text.to_owned(),
+            score,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(text: &str, id: Option<&str>, score: Option<&str>) -> Fields {
+        Fields {
+            text: text.to_owned(),
+            id: id.map(str::to_owned),
+            score: score.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn json_fields_reach_into_nested_objects_and_prefer_a_whole_name() {
+        let f = fields("meta.body", Some("meta.id"), Some("meta.n"));
+        let line = br#"{"meta": {"body": "nested text", "id": 7, "n": "2.5"}}"#;
+        let Parsed::Good(good) = parse_json(line, &f) else {
+            panic!("a good record")
+        };
+        assert_eq!(good.text, "nested text");
+        assert_eq!(good.id.as_deref(), Some("7"));
+        assert_eq!(good.score, Some(2.5));
+        // A key that holds the dot itself wins.
+        let line = br#"{"meta.body": "flat text", "meta": {"body": "nested"}}"#;
+        let Parsed::Good(good) = parse_json(line, &f) else {
+            panic!("a good record")
+        };
+        assert_eq!(good.text, "flat text");
+        assert_eq!(good.id, None);
+        assert!(matches!(parse_json(b"   \r\n", &f), Parsed::Blank));
+        assert!(matches!(parse_json(b"[1]", &f), Parsed::Bad(r) if r == "not a JSON object"));
+    }
+
+    #[test]
+    fn tee_cuts_return_exact_bytes_and_forget_what_is_behind() {
+        let mut tee = Tee {
+            inner: Box::new(std::io::Cursor::new(b"abcdefghij".to_vec())),
+            buf: Vec::new(),
+            base: 0,
+        };
+        let mut out = [0u8; 6];
+        tee.read_exact(&mut out).unwrap();
+        assert_eq!(tee.cut(0, 3), b"abc");
+        assert_eq!(tee.cut(3, 6), b"def");
+        assert!(tee.buf.is_empty());
+        let mut rest = Vec::new();
+        tee.read_to_end(&mut rest).unwrap();
+        assert_eq!(tee.cut(6, 10), b"ghij");
+    }
+}
