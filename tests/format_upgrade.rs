@@ -25,7 +25,7 @@
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
 use lshdb::store::codec::{decode_signature, SignatureRecord};
-use lshdb::store::schema::{META, SIGS};
+use lshdb::store::schema::{DOCS, META, SIGS};
 use lshdb::{Config, Database};
 use redb::{ReadableDatabase, ReadableTable};
 use std::path::{Path, PathBuf};
@@ -316,4 +316,49 @@ fn check_finds_stored_values_that_do_not_match_the_set() {
         )),
         "{all}"
     );
+}
+
+/// The upgrade to format 4 reads every document record; a damaged one
+/// makes the open for writing fail with `Corrupted`, and the upgrade's one
+/// transaction is not committed: the file stays format 3 with its keys
+/// table, readable read-only, and `export --salvage` gets the rest out.
+#[test]
+fn a_damaged_record_fails_the_upgrade_and_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path(), 3);
+    {
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut docs = txn.open_table(DOCS).unwrap();
+            let (id, mut bytes) = {
+                let (id, bytes) = docs.iter().unwrap().nth(5).unwrap().unwrap();
+                (id.value(), bytes.value().to_vec())
+            };
+            let at = bytes.len() - 1;
+            bytes[at] ^= 0x20;
+            docs.insert(id, bytes.as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    match Database::open(&path) {
+        Err(lshdb::Error::Corrupted(what)) => assert!(what.contains("document"), "{what}"),
+        other => panic!("expected Corrupted, got {:?}", other.map(|_| ())),
+    }
+    // The upgrade's transaction was not committed (redb itself may still
+    // rewrite its own header on close, so bytes are not compared).
+    assert_eq!(format_version(&path), 3);
+    assert!(has_keys_table(&path));
+    let db = Database::builder().read_only(true).open(&path).unwrap();
+    assert_eq!(db.len().unwrap(), 41);
+    let (mut good, mut bad) = (0, 0);
+    db.for_each_salvage(
+        |_| {
+            good += 1;
+            true
+        },
+        |_| bad += 1,
+    )
+    .unwrap();
+    assert_eq!((good, bad), (40, 1));
 }

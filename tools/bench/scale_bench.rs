@@ -85,20 +85,7 @@ fn main() -> Result<(), Error> {
         }
         query_times.sort();
 
-        let mut inserts = Vec::new();
-        let mut removes = Vec::new();
-        for i in 0..singles {
-            let key = format!("single-{loaded}-{i}");
-            let text = format!("a single document number {i} written at {loaded} documents");
-            let t = Instant::now();
-            db.insert(&key, text.as_str())?;
-            inserts.push(t.elapsed());
-            let t = Instant::now();
-            db.remove(&key)?;
-            removes.push(t.elapsed());
-        }
-        inserts.sort();
-        removes.sort();
+        let (inserts, removes) = time_singles(&db, singles, &loaded.to_string())?;
 
         drop(db);
         let t = Instant::now();
@@ -115,10 +102,6 @@ fn main() -> Result<(), Error> {
         let allocated_bytes = std::os::unix::fs::MetadataExt::blocks(&metadata) * 512;
         let documents = db.len()?;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let pct = |v: &[Duration], p: f64| {
-            v.get(((v.len() as f64 - 1.0) * p).round() as usize)
-                .map_or(0.0, |d| ms(*d))
-        };
         println!(
             "{}",
             json!({
@@ -237,14 +220,17 @@ fn status_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// `--singles-only`: `singles` durable single inserts and removes on the
-/// existing database at `--db` (left as it was), as p50 / p90 / p99 ms.
-fn singles_only(db_path: &str, singles: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Database::open(db_path)?;
+/// `singles` durable single inserts and removes of fresh keys (tagged
+/// `tag`) on `db`, each removed right after; their times, sorted.
+fn time_singles(
+    db: &Database,
+    singles: usize,
+    tag: &str,
+) -> lshdb::Result<(Vec<Duration>, Vec<Duration>)> {
     let (mut inserts, mut removes) = (Vec::new(), Vec::new());
     for i in 0..singles {
-        let key = format!("single-only-{i}");
-        let text = format!("a single document number {i} written on its own");
+        let key = format!("single-{tag}-{i}");
+        let text = format!("a single document number {i} written at {tag}");
         let t = Instant::now();
         db.insert(&key, text.as_str())?;
         inserts.push(t.elapsed());
@@ -254,9 +240,20 @@ fn singles_only(db_path: &str, singles: usize) -> Result<(), Box<dyn std::error:
     }
     inserts.sort();
     removes.sort();
-    let pct = |v: &[Duration], p: f64| {
-        v[((v.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e3
-    };
+    Ok((inserts, removes))
+}
+
+/// The `p` quantile of sorted times, in ms (0 when there are none).
+fn pct(v: &[Duration], p: f64) -> f64 {
+    v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// `--singles-only`: `singles` durable single inserts and removes on the
+/// existing database at `--db` (left as it was), as p50 / p90 / p99 ms.
+fn singles_only(db_path: &str, singles: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let db = Database::open(db_path)?;
+    let (inserts, removes) = time_singles(&db, singles, "only")?;
     println!(
         "{}",
         json!({
