@@ -166,7 +166,7 @@ impl TuneGoal {
     /// P(candidate) at the threshold 0.97 and 0.95. On debian-desc (63,666
     /// package descriptions) that finds 99.4% and 99.3% of the true pairs as
     /// candidates, where the earlier 1:9 choice (32 × 4, 14 × 9) found 89.8%
-    /// and 98.4% (`docs/benchmarks.md`).
+    /// and 98.4% (`CHANGELOG.md`, the tuner's entry).
     pub fn new(threshold: f64, num_perm: usize) -> Self {
         Self {
             threshold,

@@ -5,7 +5,7 @@
 //! Bucket keys are uniform hashes, so every commit of a bulk load touched
 //! leaves all over a tree far larger than any cache, and redb's
 //! copy-on-write commit rewrote each one: the bytes written per document
-//! and the time per commit grew with the file (`docs/benchmarks.md`).
+//! and the time per commit grew with the file (`CHANGELOG.md`, format 2).
 //!
 //! **Layout.** A run is a sorted sequence of postings `(band, key, id)`,
 //! cut into blocks of at most [`BLOCK_ENTRIES`] postings of one band. Each
