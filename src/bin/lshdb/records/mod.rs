@@ -24,6 +24,11 @@ use text::{CsvSource, LineSource};
 /// Records per chunk.
 const CHUNK: usize = 4096;
 
+/// Bytes of records per chunk: a chunk ends at [`CHUNK`] records or once
+/// its records pass this size, so that a few huge records are not read
+/// (and held, three chunks at a time) together.
+const CHUNK_BYTES: usize = 16 << 20;
+
 /// The formats `dedup` reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -74,6 +79,23 @@ pub struct Chunk {
     /// (line or row number, what it holds), in input order.
     pub units: Vec<(u64, Parsed)>,
     pub raw: Raw,
+}
+
+impl Chunk {
+    /// Unit `i` in its original form, for the rejected records' file: the
+    /// line or CSV record as a string (without its line ending; invalid
+    /// UTF-8 replaced), or the Parquet row as a JSON object.
+    pub fn original(&self, i: usize) -> serde_json::Value {
+        match &self.raw {
+            Raw::Bytes(raw) => {
+                let bytes = raw.get(i).map_or(&[][..], Vec::as_slice);
+                let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+                let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+                serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())
+            }
+            Raw::Batch(batch) => parquet::row_json(batch, i),
+        }
+    }
 }
 
 /// The records' original form.
@@ -142,6 +164,8 @@ impl Source {
                 line: 0,
                 chunk: chunk_for(path),
                 buf: Vec::new(),
+                path: path.to_owned(),
+                surveyed: false,
             }),
             Format::Csv => Source::Csv(Box::new(CsvSource::new(
                 open()?,
