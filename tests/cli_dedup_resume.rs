@@ -231,3 +231,49 @@ fn a_failed_day_two_run_resumes_to_an_uninterrupted_runs_outputs() {
     assert_eq!(summary["kept"], 0);
     assert_eq!(summary["resumed"], false);
 }
+
+#[test]
+fn ctrl_c_says_how_many_kept_records_went_to_standard_output() {
+    for pause in [1500, 4000, 8000] {
+        let cli = Cli::new();
+        let mut child = cli
+            .command(&["dedup", "-", "--id-field", "id"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(day1().as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(pause));
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < Duration::from_secs(20), "still running");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        if out.status.code() != Some(130) {
+            continue; // before the handler was installed
+        }
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let written = stdout.lines().count();
+        assert!(written > 0, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "interrupted: {written} kept record(s) went to standard output before the stop (an incomplete output)"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("no output was written"), "{stderr}");
+        return;
+    }
+    panic!("lshdb never installed its Ctrl-C handler");
+}

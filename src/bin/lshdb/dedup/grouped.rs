@@ -192,11 +192,14 @@ fn pass_one(
     let state = RefCell::new(Learnt::default());
     let failure = RefCell::new(None::<CliError>);
     let counts_cell = RefCell::new(std::mem::take(counts));
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<(String, String)>(4096);
+    // A chunk's records to load at a time, two chunks queued at most: the
+    // chunks are bounded in bytes, so memory is too.
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<(String, String)>>(2);
     let mut report = None;
     std::thread::scope(|scope| -> Result<(), CliError> {
         let loader = scope.spawn(|| {
-            db.insert_bulk(receiver, &BulkOptions::default().batch(args.batch), |_| {
+            let docs = receiver.into_iter().flatten();
+            db.insert_bulk(docs, &BulkOptions::default().batch(args.batch), |_| {
                 !interrupted()
             })
         });
@@ -207,6 +210,7 @@ fn pass_one(
             };
             let mut counts = counts_cell.borrow_mut();
             let mut state = state.borrow_mut();
+            let mut docs = Vec::new();
             for (line, parsed) in chunk.units {
                 let good = match parsed {
                     Parsed::Blank => continue,
@@ -220,12 +224,10 @@ fn pass_one(
                 counts.read += 1;
                 bar.inc(1);
                 let load = learn(run, &place, line, good, &mut state, &mut counts)?;
-                if let Some(doc) = load {
-                    if sender.send(doc).is_err() {
-                        break; // the loader stopped: its error is reported
-                    }
-                }
+                docs.extend(load);
             }
+            // A closed channel: the loader stopped, and its error is reported.
+            let _ = sender.send(docs);
             Ok(())
         });
         drop(sender);

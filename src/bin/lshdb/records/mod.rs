@@ -248,3 +248,36 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod chunk_tests {
+    use super::*;
+
+    #[test]
+    fn huge_lines_come_in_chunks_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        let text = "word ".repeat(1 << 20);
+        let line = format!("{}\n", serde_json::json!({ "text": text }));
+        std::fs::write(&path, line.repeat(40)).unwrap();
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+        };
+        let mut source = Source::open(path.to_str().unwrap(), Format::Jsonl, &fields).unwrap();
+        let mut records = 0;
+        while let Some(chunk) = source.next_chunk().unwrap() {
+            let Raw::Bytes(raw) = &chunk.raw else {
+                panic!("lines")
+            };
+            let bytes: usize = raw.iter().map(Vec::len).sum();
+            assert!(
+                bytes <= CHUNK_BYTES + line.len(),
+                "{bytes} bytes in a chunk"
+            );
+            records += chunk.units.len();
+        }
+        assert_eq!(records, 40);
+    }
+}

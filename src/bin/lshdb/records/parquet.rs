@@ -285,3 +285,57 @@ fn id_at(array: &ArrayRef, row: usize) -> Option<String> {
     );
     string_at(array, row).ok().flatten()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Fields, Parsed, Raw, Source, CHUNK_BYTES};
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Array, DictionaryArray, Int32Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+
+    #[test]
+    fn rows_sharing_a_huge_dictionary_value_come_in_chunks_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.parquet");
+        // 100 rows, all pointing at one 10 MB text: a tiny file.
+        let big = "word ".repeat(2 << 20);
+        let values = StringArray::from(vec![big.as_str()]);
+        let keys = Int32Array::from(vec![0; 100]);
+        let text = DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).unwrap();
+        let batch =
+            RecordBatch::try_from_iter([("text", Arc::new(text) as Arc<dyn Array>)]).unwrap();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+        };
+        let mut source = Source::open(
+            path.to_str().unwrap(),
+            super::super::Format::Parquet,
+            &fields,
+        )
+        .unwrap();
+        let mut rows = 0;
+        while let Some(chunk) = source.next_chunk().unwrap() {
+            let bytes: usize = chunk
+                .units
+                .iter()
+                .map(|(_, p)| match p {
+                    Parsed::Good(g) => g.text.len(),
+                    _ => panic!("a good record"),
+                })
+                .sum();
+            assert!(bytes <= CHUNK_BYTES + big.len(), "{bytes} bytes in a chunk");
+            let Raw::Batch(b) = &chunk.raw else {
+                panic!("rows")
+            };
+            assert_eq!(b.num_rows(), chunk.units.len());
+            rows += chunk.units.len();
+        }
+        assert_eq!(rows, 100);
+    }
+}
