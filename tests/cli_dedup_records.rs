@@ -190,7 +190,8 @@ fn a_text_or_id_field_no_record_has_is_an_error_naming_the_fields_seen() {
         ])
         .error_line();
     assert!(
-        err.contains("`summary`") && err.contains("`body`, `url`"),
+        err.starts_with("lshdb: none of the first 5 record(s) of in.jsonl has the field `summary`")
+            && err.contains("`body`, `url`"),
         "{err}"
     );
     assert!(!cli.path("k.jsonl").exists());

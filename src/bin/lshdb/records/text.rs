@@ -111,7 +111,7 @@ fn check_survey(survey: &Survey, fields: &Fields, path: &str) -> Result<(), CliE
     };
     if survey.with_text == 0 {
         return fail(format!(
-            "no record of the first {} of {what} has the field `{}` (--text-field); they have {}",
+            "none of the first {} record(s) of {what} has the field `{}` (--text-field); they have {}",
             survey.objects,
             fields.text,
             seen()
@@ -119,7 +119,7 @@ fn check_survey(survey: &Survey, fields: &Fields, path: &str) -> Result<(), CliE
     }
     if let Some(id) = fields.id.as_deref().filter(|_| survey.with_id == 0) {
         return fail(format!(
-            "no record of the first {} of {what} has the field `{id}` (--id-field); they have {}",
+            "none of the first {} record(s) of {what} has the field `{id}` (--id-field); they have {}",
             survey.objects,
             seen()
         ));
