@@ -66,14 +66,12 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
         args,
         db,
         threshold,
-        fields,
-        format,
         ..
     } = *run;
     let Outputs { side, counts, bar } = out;
     let mut learnt = pass_one(run, counts, bar)?;
     let kept_copies = decide(db, threshold, &mut learnt)?;
-    let Learnt { mut seen, .. } = learnt;
+    let Learnt { seen, .. } = learnt;
     // A persistent database keeps only the kept records: the loaded
     // records dropped go, the kept copies come in pass 2.
     if args.db.is_some() {
@@ -90,8 +88,26 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
             batch.commit()?;
         }
     }
+    pass_two(run, seen, &kept_copies, target, (side, counts))
+}
 
-    // Pass 2: the kept records, in input order.
+/// Pass 2: the kept records, in input order, and the dropped and rejected
+/// records in their files; the kept copies stored in a persistent
+/// database.
+fn pass_two(
+    run: &Run<'_>,
+    mut seen: HashMap<String, Seen>,
+    kept_copies: &HashSet<String>,
+    target: Target,
+    (side, counts): (&mut Side, &mut Counts),
+) -> Result<Target, CliError> {
+    let Run {
+        args,
+        db,
+        fields,
+        format,
+        ..
+    } = *run;
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     let mut done: HashSet<String> = HashSet::new();

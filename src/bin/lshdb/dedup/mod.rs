@@ -1,7 +1,8 @@
 //! `lshdb dedup`: records in, kept records out — the dataset builder's
 //! near-duplicate removal in one command. This file holds the arguments
 //! and the run around the keep policies; `chunks.rs` reads the inputs,
-//! `outputs.rs` writes the outputs, `resume.rs` resumes an unfinished run.
+//! `outputs.rs` writes the outputs, `report.rs` the summary, `resume.rs`
+//! resumes an unfinished run.
 //!
 //! Keep policy `first` (`first.rs`) streams: each record is checked against
 //! everything kept so far (the database, with this run's uncommitted
@@ -15,25 +16,25 @@
 use crate::add::Limited;
 use crate::args::{open_waiting, parse_threshold, Wait};
 use crate::interrupt::{catch_interrupt, interrupted};
-use crate::output::{json, line, progress, short};
+use crate::output::{progress, short};
 use crate::records::{Fields, Format, Layout, Parsed, Sink};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{BulkOptions, Config, Database, Unique};
-use serde_json::json;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 mod chunks;
 mod first;
 mod grouped;
 mod outputs;
+mod report;
 mod resume;
 
 use chunks::{for_each_chunk, read_ahead};
-use outputs::{Drop, Side, Target, Written};
+use outputs::{check_paths, finish_side, Drop, Side, Target, Written};
+use report::{interrupted_message, summary};
 
 /// Remove near-duplicate records: read JSON Lines (also .gz, .zst), CSV or
 /// Parquet, write the kept records unchanged in the same format.
@@ -277,61 +278,6 @@ fn check_inputs(args: &Args) -> Result<Format, CliError> {
     Ok(format)
 }
 
-/// Refuses, as a usage error (exit 2) before anything is opened, two of
-/// the inputs, the database and the outputs that are one file: the same
-/// path (also one not yet created, by its folder's canonical path), a
-/// symbolic link or a hard link. An output never overwrites an input, the
-/// database or another output.
-fn check_paths(args: &Args) {
-    let mut files: Vec<(&str, &Path)> = vec![];
-    for (flag, path) in [
-        ("--db", &args.db),
-        ("--out", &args.out),
-        ("--dropped", &args.dropped),
-        ("--clusters", &args.clusters),
-        ("--rejected", &args.rejected),
-    ] {
-        if let Some(path) = path {
-            files.push((flag, path));
-        }
-    }
-    let outputs = files.len();
-    for input in args.inputs.iter().filter(|p| *p != "-") {
-        files.push(("the input", Path::new(input)));
-    }
-    // Two inputs may be one file; an output may not be anything else.
-    let Some(((a, pa), (b, pb))) = outputs::same_paths(&files, outputs) else {
-        return;
-    };
-    let message = match (a, b) {
-        ("--db", "the input") => format!(
-            "--db {} is the input {}; give the database another name",
-            pa.display(),
-            pb.display()
-        ),
-        (_, "the input") => format!(
-            "{a} {} is the input {}; write the output to another file",
-            pa.display(),
-            pb.display()
-        ),
-        ("--db", _) => format!(
-            "{b} {} is the database file itself ({}); write the output to another file",
-            pb.display(),
-            pa.display()
-        ),
-        _ => format!(
-            "{a} {} and {b} {} are one file; give each output its own file",
-            pa.display(),
-            pb.display()
-        ),
-    };
-    clap::Error::raw(
-        clap::error::ErrorKind::ArgumentConflict,
-        format!("{message}\n"),
-    )
-    .exit()
-}
-
 /// Opens `--db` (created when missing) or creates a temporary database,
 /// with the folder that holds it.
 fn open_db(args: &Args) -> Result<(Database, Option<tempfile::TempDir>), CliError> {
@@ -374,85 +320,6 @@ fn open_db(args: &Args) -> Result<(Database, Option<tempfile::TempDir>), CliErro
             crate::interrupt::writing();
             Ok((db, Some(dir)))
         }
-    }
-}
-
-/// The message of a run stopped by Ctrl-C: what was written, what is
-/// committed.
-fn interrupted_message(args: &Args, counts: &Counts) -> CliError {
-    let written = match (&args.out, counts.kept) {
-        (None, n) if n > 0 => format!(
-            "{n} kept record(s) went to standard output before the stop (an incomplete output); no output file was written"
-        ),
-        _ => "no output was written".to_owned(),
-    };
-    CliError::Interrupted(match &args.db {
-        Some(path) => format!(
-            "interrupted: {written}; the records kept so far are committed to {}; run the same command again to finish (it resumes)",
-            path.display()
-        ),
-        None => format!("interrupted: {written}"),
-    })
-}
-
-/// Puts `--dropped`, `--clusters` and `--rejected` into place.
-fn finish_side(mut side: Side, clusters_out: Option<Written>) -> Result<(), CliError> {
-    if let Some(out) = side.dropped.take() {
-        out.finish()?;
-    }
-    if let Some(out) = side.rejected.take() {
-        out.finish()?;
-    }
-    if let (Some(mut out), Some((_, list))) = (clusters_out, side.clusters.take()) {
-        for (kept, members) in list {
-            let members: Vec<_> = members
-                .iter()
-                .map(|(k, s)| json!({"id": k, "similarity": s}))
-                .collect();
-            writeln!(out, "{}", json!({"kept": kept, "dropped": members}))?;
-        }
-        out.finish()?;
-    }
-    Ok(())
-}
-
-/// Prints the summary: on standard output with `--out`, else on standard
-/// error (standard output holds the kept records).
-fn summary(args: &Args, counts: &Counts, start: Instant, threshold: f64, resuming: bool) {
-    let seconds = start.elapsed().as_secs_f64();
-    let summary = if args.json {
-        json!({
-            "read": counts.read, "kept": counts.kept, "dropped": counts.dropped,
-            "bad": counts.bad.total, "rejected": counts.bad.total, "seconds": seconds,
-            "threshold": threshold, "keep": keep_name(&args.keep), "resumed": resuming,
-        })
-        .to_string()
-    } else {
-        format!(
-            "read {} record(s): {} kept, {} dropped as near-duplicates, {} rejected; {:.1} s{}",
-            counts.read,
-            counts.kept,
-            counts.dropped,
-            counts.bad.total,
-            seconds,
-            if resuming { " (resumed)" } else { "" }
-        )
-    };
-    if args.out.is_some() {
-        if args.json {
-            json(&serde_json::from_str(&summary).unwrap_or_default());
-        } else {
-            line(summary);
-        }
-    } else {
-        eprintln!(
-            "{}",
-            if args.json {
-                summary
-            } else {
-                format!("lshdb: {summary}")
-            }
-        );
     }
 }
 

@@ -4,6 +4,7 @@
 //! or `.zst`, and the check that no two of them (nor the database, nor an
 //! input) are one file.
 
+use super::Args;
 use crate::docs::{io_cause, Output};
 use crate::CliError;
 use serde_json::json;
@@ -224,4 +225,80 @@ pub(super) fn same_paths<'a>(
         }
     }
     None
+}
+
+/// Puts `--dropped`, `--clusters` and `--rejected` into place.
+pub(super) fn finish_side(mut side: Side, clusters_out: Option<Written>) -> Result<(), CliError> {
+    if let Some(out) = side.dropped.take() {
+        out.finish()?;
+    }
+    if let Some(out) = side.rejected.take() {
+        out.finish()?;
+    }
+    if let (Some(mut out), Some((_, list))) = (clusters_out, side.clusters.take()) {
+        for (kept, members) in list {
+            let members: Vec<_> = members
+                .iter()
+                .map(|(k, s)| json!({"id": k, "similarity": s}))
+                .collect();
+            writeln!(out, "{}", json!({"kept": kept, "dropped": members}))?;
+        }
+        out.finish()?;
+    }
+    Ok(())
+}
+
+/// Refuses, as a usage error (exit 2) before anything is opened, two of
+/// the inputs, the database and the outputs that are one file: the same
+/// path (also one not yet created, by its folder's canonical path), a
+/// symbolic link or a hard link. An output never overwrites an input, the
+/// database or another output.
+pub(super) fn check_paths(args: &Args) {
+    let mut files: Vec<(&str, &Path)> = vec![];
+    for (flag, path) in [
+        ("--db", &args.db),
+        ("--out", &args.out),
+        ("--dropped", &args.dropped),
+        ("--clusters", &args.clusters),
+        ("--rejected", &args.rejected),
+    ] {
+        if let Some(path) = path {
+            files.push((flag, path));
+        }
+    }
+    let outputs = files.len();
+    for input in args.inputs.iter().filter(|p| *p != "-") {
+        files.push(("the input", Path::new(input)));
+    }
+    // Two inputs may be one file; an output may not be anything else.
+    let Some(((a, pa), (b, pb))) = same_paths(&files, outputs) else {
+        return;
+    };
+    let message = match (a, b) {
+        ("--db", "the input") => format!(
+            "--db {} is the input {}; give the database another name",
+            pa.display(),
+            pb.display()
+        ),
+        (_, "the input") => format!(
+            "{a} {} is the input {}; write the output to another file",
+            pa.display(),
+            pb.display()
+        ),
+        ("--db", _) => format!(
+            "{b} {} is the database file itself ({}); write the output to another file",
+            pb.display(),
+            pa.display()
+        ),
+        _ => format!(
+            "{a} {} and {b} {} are one file; give each output its own file",
+            pa.display(),
+            pb.display()
+        ),
+    };
+    clap::Error::raw(
+        clap::error::ErrorKind::ArgumentConflict,
+        format!("{message}\n"),
+    )
+    .exit()
 }

@@ -15,6 +15,7 @@ use std::path::Path;
 
 mod parquet;
 mod sink;
+mod survey;
 mod text;
 
 use parquet::ParquetSource;

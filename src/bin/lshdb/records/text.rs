@@ -3,6 +3,7 @@
 //! original bytes (a [`Tee`] cuts a CSV record's bytes out of what the CSV
 //! parser consumed).
 
+use super::survey::{check_survey, Survey};
 use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK_BYTES};
 use crate::{fail, CliError};
 use lshdb::MAX_DOCUMENT_BYTES;
@@ -94,42 +95,12 @@ impl LineSource {
     }
 }
 
-/// Fails when the JSON objects of an input's first chunk all lack the
-/// text field, or all lack the id field: a wrong field name, named with
-/// the fields that were seen.
-fn check_survey(survey: &Survey, fields: &Fields, path: &str) -> Result<(), CliError> {
-    let seen = || {
-        let names: Vec<String> = survey.names.iter().map(|n| format!("`{n}`")).collect();
-        match names.is_empty() {
-            true => "no fields".to_owned(),
-            false => format!("the fields {}", names.join(", ")),
-        }
-    };
-    let what = match path {
-        "-" => "standard input".to_owned(),
-        _ => path.to_owned(),
-    };
-    if survey.with_text == 0 {
-        return fail(format!(
-            "none of the first {} record(s) of {what} has the field `{}` (--text-field); they have {}",
-            survey.objects,
-            fields.text,
-            seen()
-        ));
-    }
-    if let Some(id) = fields.id.as_deref().filter(|_| survey.with_id == 0) {
-        return fail(format!(
-            "none of the first {} record(s) of {what} has the field `{id}` (--id-field); they have {}",
-            survey.objects,
-            seen()
-        ));
-    }
-    Ok(())
-}
-
 /// The value at a field path: the whole name when the object has it, else
 /// its `.`-separated parts through nested objects (`meta.body`).
-fn json_field<'a>(object: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+pub(super) fn json_field<'a>(
+    object: &'a serde_json::Value,
+    name: &str,
+) -> Option<&'a serde_json::Value> {
     if let Some(value) = object.get(name) {
         return Some(value);
     }
@@ -150,42 +121,6 @@ fn json_field_mut<'a>(
     }
     name.split('.')
         .try_fold(object, |value, part| value.get_mut(part))
-}
-
-/// What the first chunk of an input showed of its fields, to tell a wrong
-/// field name from a few bad records.
-#[derive(Default)]
-pub(super) struct Survey {
-    /// JSON objects read.
-    pub objects: u64,
-    /// Objects with the text field, and with the id field.
-    pub with_text: u64,
-    pub with_id: u64,
-    /// The top-level field names seen (at most [`Survey::NAMES`]).
-    pub names: std::collections::BTreeSet<String>,
-}
-
-impl Survey {
-    const NAMES: usize = 50;
-
-    fn object(&mut self, value: &serde_json::Value, fields: &Fields) {
-        self.objects += 1;
-        if json_field(value, &fields.text).is_some() {
-            self.with_text += 1;
-        }
-        if let Some(id) = &fields.id {
-            if json_field(value, id).is_some() {
-                self.with_id += 1;
-            }
-        }
-        if let Some(object) = value.as_object() {
-            for name in object.keys() {
-                if self.names.len() < Self::NAMES {
-                    self.names.insert(name.clone());
-                }
-            }
-        }
-    }
 }
 
 fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Parsed {
