@@ -163,8 +163,19 @@ fn a_rejected_record_without_rejected_fails_and_writes_nothing() {
         run.stderr
     );
     assert!(!cli.path("k.jsonl").exists());
-    // To standard output as well: exit 1.
-    cli.run(&["dedup", "in.jsonl"]).expect(1);
+    // To standard output as well: exit 1, saying what went there.
+    let run = cli
+        .run(&["dedup", "in.jsonl", "--id-field", "id"])
+        .expect(1);
+    let went = run.stdout.lines().count();
+    assert!(went > 0);
+    assert!(
+        run.stderr.contains(&format!(
+            "would be lost: {went} kept record(s) went to standard output before the stop (an incomplete output)"
+        )),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

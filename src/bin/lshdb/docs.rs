@@ -168,9 +168,10 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// An I/O error without the temporary file's path that the `tempfile`
 /// crate adds to it (`… at path "/dir/.tmpXYZ"`): its cause alone.
 pub fn io_cause(err: &std::io::Error) -> String {
-    match std::error::Error::source(err) {
-        Some(inner) if err.raw_os_error().is_none() => inner.to_string(),
-        _ => err.to_string(),
+    let text = err.to_string();
+    match text.rfind(" at path \"") {
+        Some(at) if err.raw_os_error().is_none() => text[..at].to_owned(),
+        _ => text,
     }
 }
 

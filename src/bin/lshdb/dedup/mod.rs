@@ -34,7 +34,7 @@ mod resume;
 
 use chunks::{for_each_chunk, read_ahead};
 use outputs::{check_paths, finish_side, Drop, Side, Target, Written};
-use report::{interrupted_message, summary};
+use report::{interrupted_message, summary, written};
 
 /// Remove near-duplicate records: read JSON Lines (also .gz, .zst), CSV or
 /// Parquet, write the kept records unchanged in the same format.
@@ -230,8 +230,9 @@ pub fn run(args: &Args) -> CmdResult {
     };
     if counts.bad.total > 0 && args.rejected.is_none() {
         return fail(format!(
-            "{} record(s) were rejected (see above), and without --rejected FILE they would be lost: no output was written{}; run again with --rejected FILE",
+            "{} record(s) were rejected (see above), and without --rejected FILE they would be lost: {}{}; run again with --rejected FILE",
             counts.bad.total,
+            written(args, &counts),
             match &args.db {
                 Some(_) => " (the rerun resumes)",
                 None => "",

@@ -302,3 +302,57 @@ pub(super) fn check_paths(args: &Args) {
     )
     .exit()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_errors_name_the_output_not_the_temporary_file() {
+        // The `tempfile` crate adds the temporary file's path to its errors.
+        let err = tempfile::Builder::new()
+            .tempfile_in("/nonexistent-folder-for-lshdb")
+            .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent-folder-for-lshdb/"));
+        assert!(
+            !io_cause(&err).contains("nonexistent"),
+            "{}",
+            io_cause(&err)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kept.jsonl");
+        let out = Written::create(&path).unwrap();
+        let named = out.named(err);
+        assert!(
+            named
+                .to_string()
+                .starts_with(&format!("cannot write {}: ", path.display())),
+            "{named}"
+        );
+        assert!(!named.to_string().contains("nonexistent"), "{named}");
+    }
+
+    #[test]
+    fn outputs_are_one_file_by_any_spelling_also_before_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let a = dir.path().join("x.jsonl");
+        let b = dir.path().join("sub/../x.jsonl");
+        let c = dir.path().join("y.jsonl");
+        let files = [
+            ("--out", a.as_path()),
+            ("--dropped", c.as_path()),
+            ("--rejected", b.as_path()),
+        ];
+        let (first, second) = same_paths(&files, 3).unwrap();
+        assert_eq!((first.0, second.0), ("--out", "--rejected"));
+        assert!(same_paths(&files[..2], 2).is_none());
+        // Inputs may repeat.
+        let inputs = [
+            ("--out", c.as_path()),
+            ("the input", a.as_path()),
+            ("the input", b.as_path()),
+        ];
+        assert!(same_paths(&inputs, 1).is_none());
+    }
+}

@@ -7,15 +7,21 @@ use crate::CliError;
 use serde_json::json;
 use std::time::Instant;
 
-/// The message of a run stopped by Ctrl-C: what was written, what is
-/// committed.
-pub(super) fn interrupted_message(args: &Args, counts: &Counts) -> CliError {
-    let written = match (&args.out, counts.kept) {
+/// What a run that stopped before its end wrote: nothing, or (without
+/// `--out`) the kept records decided so far, to standard output.
+pub(super) fn written(args: &Args, counts: &Counts) -> String {
+    match (&args.out, counts.kept) {
         (None, n) if n > 0 => format!(
             "{n} kept record(s) went to standard output before the stop (an incomplete output); no output file was written"
         ),
         _ => "no output was written".to_owned(),
-    };
+    }
+}
+
+/// The message of a run stopped by Ctrl-C: what was written, what is
+/// committed.
+pub(super) fn interrupted_message(args: &Args, counts: &Counts) -> CliError {
+    let written = written(args, counts);
     CliError::Interrupted(match &args.db {
         Some(path) => format!(
             "interrupted: {written}; the records kept so far are committed to {}; run the same command again to finish (it resumes)",
