@@ -470,3 +470,116 @@ fn a_dictionary_encoded_parquet_text_column_is_read_as_strings() {
     assert_eq!(summary["dropped"], 3, "{summary}");
     assert_eq!(summary["rejected"], 0, "{summary}");
 }
+
+#[test]
+fn csv_and_parquet_keep_empty_and_null_texts_and_reject_the_rest_into_rejected() {
+    use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let cli = Cli::new();
+    let csv = format!(
+        "id,body\na,{}\nempty,\nbad,x,y\nb,{}\ncopy,{}\n",
+        text(1),
+        text(2),
+        text(1)
+    );
+    cli.write("in.csv", &csv);
+    let run = cli
+        .run(&[
+            "dedup",
+            "in.csv",
+            "--text-field",
+            "body",
+            "--id-field",
+            "id",
+            "--out",
+            "k.csv",
+            "--dropped",
+            "d.jsonl",
+            "--rejected",
+            "r.jsonl",
+            "--json",
+        ])
+        .ok();
+    let summary = run.json();
+    assert_eq!(
+        (&summary["kept"], &summary["dropped"], &summary["rejected"]),
+        (&3.into(), &1.into(), &1.into()),
+        "{summary}"
+    );
+    assert!(std::fs::read_to_string(cli.path("k.csv"))
+        .unwrap()
+        .contains("\nempty,\n"));
+    assert_eq!(lines_of(&cli, "r.jsonl").len(), 1);
+
+    // Parquet: a null and an empty text are kept; a non-string text column
+    // rejects its rows, each into --rejected as a JSON object.
+    let texts = StringArray::from(vec![
+        Some(text(1)),
+        None,
+        Some(String::new()),
+        Some(text(1)),
+    ]);
+    let ids = StringArray::from(vec!["a", "null", "empty", "copy"]);
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(ids) as Arc<dyn Array>),
+        ("text", Arc::new(texts) as Arc<dyn Array>),
+        (
+            "n",
+            Arc::new(Int64Array::from(vec![1, 2, 3, 4])) as Arc<dyn Array>,
+        ),
+    ])
+    .unwrap();
+    let file = std::fs::File::create(cli.path("in.parquet")).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let run = cli
+        .run(&[
+            "dedup",
+            "in.parquet",
+            "--id-field",
+            "id",
+            "--out",
+            "k.parquet",
+            "--json",
+        ])
+        .ok();
+    let summary = run.json();
+    assert_eq!(
+        (&summary["kept"], &summary["dropped"]),
+        (&3.into(), &1.into()),
+        "{summary}"
+    );
+    let err = cli
+        .run(&[
+            "dedup",
+            "in.parquet",
+            "--text-field",
+            "n",
+            "--out",
+            "k2.parquet",
+        ])
+        .expect(1);
+    assert!(
+        err.stderr.contains("field `n` is not a string"),
+        "{}",
+        err.stderr
+    );
+    cli.run(&[
+        "dedup",
+        "in.parquet",
+        "--text-field",
+        "n",
+        "--out",
+        "k2.parquet",
+        "--rejected",
+        "r.jsonl",
+    ])
+    .ok();
+    let rejected = lines_of(&cli, "r.jsonl");
+    assert_eq!(rejected.len(), 4);
+    let first: serde_json::Value = serde_json::from_str(&rejected[0]).unwrap();
+    assert_eq!(first["record"]["id"], "a");
+    assert_eq!(first["record"]["n"], 1);
+    assert_eq!(first["line"], 1);
+}

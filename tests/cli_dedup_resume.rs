@@ -277,3 +277,62 @@ fn ctrl_c_says_how_many_kept_records_went_to_standard_output() {
     }
     panic!("lshdb never installed its Ctrl-C handler");
 }
+
+#[test]
+fn a_failed_keep_longest_run_resumes_to_an_uninterrupted_runs_outputs() {
+    let cli = Cli::new();
+    cli.write("d1.jsonl", day1());
+    cli.write("d2.jsonl", format!("{}{{oops\n", day2()));
+    let run = |db: &str, rejected: bool| {
+        let mut args = vec![
+            "dedup",
+            "d2.jsonl",
+            "--db",
+            db,
+            "--id-field",
+            "id",
+            "--keep",
+            "longest",
+            "--out",
+            "k.jsonl",
+            "--dropped",
+            "d.jsonl",
+        ];
+        if rejected {
+            args.extend(["--rejected", "r.jsonl"]);
+        }
+        cli.run(&args)
+    };
+    for db in ["ref.lshdb", "db.lshdb"] {
+        cli.run(&[
+            "dedup",
+            "d1.jsonl",
+            "--db",
+            db,
+            "--id-field",
+            "id",
+            "--keep",
+            "longest",
+            "--out",
+            "k1.jsonl",
+        ])
+        .ok();
+    }
+    run("ref.lshdb", true).ok();
+    let read = |name: &str| std::fs::read_to_string(cli.path(name)).unwrap();
+    let (kept, dropped) = (read("k.jsonl"), read("d.jsonl"));
+    std::fs::remove_file(cli.path("k.jsonl")).unwrap();
+    let failed = run("db.lshdb", false).expect(1);
+    assert!(
+        failed.stderr.contains("(the rerun resumes)"),
+        "{}",
+        failed.stderr
+    );
+    assert!(!cli.path("k.jsonl").exists());
+    let resumed = run("db.lshdb", true).ok();
+    assert!(resumed.stdout.contains("(resumed)"), "{}", resumed.stdout);
+    assert_eq!(read("k.jsonl"), kept);
+    assert_eq!(read("d.jsonl"), dropped);
+    let len = |db: &str| lshdb::Database::open(cli.path(db)).unwrap().len().unwrap();
+    assert_eq!(len("db.lshdb"), len("ref.lshdb"));
+}
