@@ -275,6 +275,8 @@ fn csv_records_keep_their_bytes_and_the_header() {
             "body",
             "--out",
             "k2.csv",
+            "--rejected",
+            "r.jsonl",
         ])
         .ok();
     assert!(
@@ -283,6 +285,12 @@ fn csv_records_keep_their_bytes_and_the_header() {
         "{}",
         run.stderr
     );
+    // The rejected record is in --rejected, unchanged.
+    let rejected: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(cli.path("r.jsonl")).unwrap().trim()).unwrap();
+    assert_eq!(rejected["record"], "b,x,y");
+    assert_eq!(rejected["line"], 3);
+    assert_eq!(rejected["source"], "bad.csv");
 }
 
 #[test]
@@ -499,6 +507,8 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
             "d.jsonl",
             "--out",
             "k.jsonl",
+            "--rejected",
+            "r.jsonl",
         ])
         .ok();
     assert!(
@@ -520,7 +530,7 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
     );
     assert!(
         run.stdout
-            .starts_with("read 5 record(s): 1 kept, 1 dropped"),
+            .starts_with("read 5 record(s): 1 kept, 1 dropped as near-duplicates, 3 rejected"),
         "{}",
         run.stdout
     );
@@ -532,7 +542,16 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
     let many: String = (0..20).map(|_| "{oops\n").collect::<String>()
         + &format!("{}\n", serde_json::json!({"text": long}));
     cli.write("many.jsonl", many);
-    let run = cli.run(&["dedup", "many.jsonl", "--out", "m.jsonl"]).ok();
+    let run = cli
+        .run(&[
+            "dedup",
+            "many.jsonl",
+            "--out",
+            "m.jsonl",
+            "--rejected",
+            "r.jsonl",
+        ])
+        .ok();
     assert!(
         run.stderr.contains(
             "… and 15 more bad record(s) with the same error (malformed JSON); 20 in all"
@@ -549,9 +568,12 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
         "in.jsonl",
         "{\"text\": \"some text to deduplicate here\"}\n",
     );
-    let err = cli
-        .run(&["dedup", "in.jsonl", "--out", "in.jsonl"])
-        .error_line();
+    let refused = |args: &[&str]| {
+        let run = cli.run(args).expect(2);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        run.stderr
+    };
+    let err = refused(&["dedup", "in.jsonl", "--out", "in.jsonl"]);
     assert!(
         err.contains("--out in.jsonl is the input in.jsonl"),
         "{err}"
@@ -561,21 +583,17 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
         "{\"text\": \"some text to deduplicate here\"}\n"
     );
     cli.run(&["create", "db.lshdb"]).ok();
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "db.lshdb",
-            "--dropped",
-            "db.lshdb",
-        ])
-        .error_line();
+    let err = refused(&[
+        "dedup",
+        "in.jsonl",
+        "--db",
+        "db.lshdb",
+        "--dropped",
+        "db.lshdb",
+    ]);
     assert!(err.contains("is the database file itself"), "{err}");
     std::os::unix::fs::symlink(cli.path("in.jsonl"), cli.path("link.jsonl")).unwrap();
-    let err = cli
-        .run(&["dedup", "in.jsonl", "--out", "link.jsonl"])
-        .error_line();
+    let err = refused(&["dedup", "in.jsonl", "--out", "link.jsonl"]);
     assert!(err.contains("is the input"), "{err}");
     // A policy that reads twice on standard input, Parquet on standard
     // input, and inputs of two formats are refused; an unknown policy is a
@@ -631,7 +649,8 @@ fn a_rerun_after_an_unfinished_run_resumes() {
     .ok();
     {
         let db = lshdb::Database::open(cli.path("r.lshdb")).unwrap();
-        let run_id = serde_json::json!({"inputs": ["in.jsonl"], "keep": "first"}).to_string();
+        let run_id =
+            serde_json::json!({"inputs": ["in.jsonl"], "keep": "first", "start": 0}).to_string();
         db.set_label("dedup.unfinished", &run_id).unwrap();
     }
     let run = cli

@@ -165,6 +165,16 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
 }
 
+/// An I/O error without the temporary file's path that the `tempfile`
+/// crate adds to it (`… at path "/dir/.tmpXYZ"`): its cause alone.
+pub fn io_cause(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" at path \"") {
+        Some(at) if err.raw_os_error().is_none() => text[..at].to_owned(),
+        _ => text,
+    }
+}
+
 /// Refuses an output path that is the database file itself, under any
 /// name (see [`same_file`]).
 fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
@@ -259,13 +269,26 @@ impl Output {
     }
 
     /// Flushes, syncs and renames the file into place.
+    /// Errors name the target, never the temporary file.
     pub fn finish(self) -> Result<(), CliError> {
-        let temp = match self.writer.into_inner().map_err(|e| e.into_error())? {
+        let target = self.target.clone();
+        let named = |e: std::io::Error| {
+            CliError::Message(format!(
+                "cannot write {}: {}",
+                target.display(),
+                io_cause(&e)
+            ))
+        };
+        let temp = match self
+            .writer
+            .into_inner()
+            .map_err(|e| named(e.into_error()))?
+        {
             Sink::Temp(temp) => temp,
             Sink::Direct(_) => return Ok(()),
         };
-        temp.as_file().sync_all()?;
-        temp.persist(&self.target).map_err(|e| e.error)?;
+        temp.as_file().sync_all().map_err(named)?;
+        temp.persist(&self.target).map_err(|e| named(e.error))?;
         if let Some(folder) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
             // Make the rename durable; not every file system can sync a folder.
             if let Ok(dir) = std::fs::File::open(folder) {

@@ -96,6 +96,8 @@ impl<R: BufRead> JsonLines<R> {
 
     fn parse(&self) -> Result<Option<Record>, InputError> {
         let text = std::str::from_utf8(&self.buf).map_err(|_| self.bad("not valid UTF-8"))?;
+        // A byte-order mark (at the start of a file) is not part of the record.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim().is_empty() {
             return Ok(None);
         }

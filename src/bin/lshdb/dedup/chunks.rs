@@ -46,7 +46,11 @@ impl<'a> Chunks<'a> {
             };
             let path = &self.inputs[*i];
             let chunk = source.next_chunk().map_err(|e| match e {
-                CliError::Message(m) if !m.starts_with("reading") && !m.starts_with("cannot") => {
+                CliError::Message(m)
+                    if !["reading", "cannot", "none of the first"]
+                        .iter()
+                        .any(|p| m.starts_with(p)) =>
+                {
                     CliError::Message(format!("reading input {path} failed: {m}"))
                 }
                 other => other,

@@ -105,7 +105,8 @@ enum Fate {
 }
 
 /// Decides what it can of a chunk's records without the index (bad
-/// records, repeated ids, names stored before this run); returns the
+/// records, repeated ids, empty texts, names stored before this run);
+/// returns the
 /// chunk with those fates and the (key, text) of the records left for the
 /// index.
 fn triage(
@@ -141,10 +142,14 @@ fn triage(
             continue;
         }
         seen.insert(key.clone(), *line);
+        // An empty text has no near-duplicates: kept, never stored.
+        if good.text.trim().is_empty() {
+            fates.push((i, Fate::Keep));
+            continue;
+        }
         if !run.fresh && run.db.contains(&key)? {
-            let fate = match stored_before(run.db, &key, &good.text, run.threshold, run.resuming)? {
-                Ok(None) => Fate::Keep,
-                Ok(Some(drop)) => Fate::Drop(drop),
+            let fate = match stored_before(run.db, &key, &good.text, run.threshold)? {
+                Ok(drop) => Fate::Drop(drop),
                 Err(reason) => Fate::Bad(reason),
             };
             fates.push((i, fate));
@@ -199,6 +204,8 @@ fn write_decided(
                         of: hit.key,
                         similarity: hit.similarity,
                     }),
+                    // Empty once normalised: no near-duplicates either.
+                    Err(lshdb::Error::EmptyDocument { .. }) => Fate::Keep,
                     Err(err) => match refusal(&err) {
                         Some(reason) => Fate::Bad(reason),
                         None => return Err(err.into()),
@@ -216,7 +223,11 @@ fn write_decided(
                 counts.dropped += 1;
                 side.record(drop)?;
             }
-            Fate::Bad(reason) => bad(counts, &place, chunk.units[i].0, &reason),
+            Fate::Bad(reason) => {
+                let line = chunk.units[i].0;
+                bad(counts, &place, line, &reason);
+                side.reject(chunk.original(i), &reason, &inputs[input], line)?;
+            }
         }
     }
     if sink.is_none() {

@@ -1,8 +1,24 @@
 //! Keep policies `longest`, `max:F`, `min:F`: two passes. The first loads
-//! every record and learns the groups; the second writes the record each
-//! policy keeps.
+//! the records and learns the groups; the second writes the record each
+//! policy keeps. Identical texts are collapsed first (as the Spark job
+//! does): only the first of each set of identical texts is loaded and
+//! grouped, and its copies join its group, so that many copies of one text
+//! cost one document, not a quadratic number of pairs. The decisions are
+//! those of grouping every record: identical texts are always in one
+//! group, with similarity 1.
 
 use super::*;
+use std::hash::{Hash, Hasher};
+
+/// How pass 1 decided a record without the groups.
+enum Decided {
+    /// Kept: an empty text.
+    Keep,
+    /// Dropped: a duplicate of itself stored by an earlier run.
+    Drop(Drop),
+    /// Rejected, with the reason (reported in pass 1, written in pass 2).
+    Reject(String),
+}
 
 /// What pass 1 learnt of a record of this run.
 struct Seen {
@@ -14,9 +30,34 @@ struct Seen {
     score: f64,
     /// Dropped: (kept key, similarity to it).
     dropped: Option<(String, f64)>,
-    /// Whether pass 1 already decided it without the groups (a resumed
-    /// record, or a duplicate of itself from an earlier run).
-    decided: Option<Result<(), Drop>>,
+    decided: Option<Decided>,
+    /// The record loaded for its text when that text is a copy of an
+    /// earlier one's (this record itself is not loaded).
+    copy_of: Option<String>,
+}
+
+/// What pass 1 gathered.
+#[derive(Default)]
+struct Learnt {
+    /// Every record of this run by key.
+    seen: HashMap<String, Seen>,
+    /// Records read.
+    order: u64,
+    /// Text hash → the loaded record with that text.
+    texts: HashMap<u128, String>,
+    /// Loaded record → the later records with its text.
+    copies: HashMap<String, Vec<String>>,
+}
+
+/// A 128-bit hash of a text, to find identical texts.
+fn text_hash(text: &str) -> u128 {
+    let half = |seed: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        seed.hash(&mut h);
+        text.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(1)) << 64) | u128::from(half(2))
 }
 
 /// Keep policies `longest`, `max:F`, `min:F`: two passes.
@@ -25,31 +66,167 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
         args,
         db,
         threshold,
-        resuming,
-        fresh,
-        fields,
-        format,
+        ..
     } = *run;
     let Outputs { side, counts, bar } = out;
-    // Pass 1: every good record into the database, in bulk.
-    let state = RefCell::new((HashMap::<String, Seen>::new(), 0u64));
+    let mut learnt = pass_one(run, counts, bar)?;
+    let kept_copies = decide(db, threshold, &mut learnt)?;
+    let Learnt { seen, .. } = learnt;
+    // A persistent database keeps only the kept records: the loaded
+    // records dropped go, the kept copies come in pass 2.
+    if args.db.is_some() {
+        let removals: Vec<&String> = seen
+            .iter()
+            .filter(|(_, s)| s.dropped.is_some() && s.copy_of.is_none())
+            .map(|(k, _)| k)
+            .collect();
+        for chunk in removals.chunks(args.batch.max(1)) {
+            let mut batch = db.batch()?;
+            for key in chunk {
+                batch.remove(key)?;
+            }
+            batch.commit()?;
+        }
+    }
+    pass_two(run, seen, &kept_copies, target, (side, counts))
+}
+
+/// Pass 2: the kept records, in input order, and the dropped and rejected
+/// records in their files; the kept copies stored in a persistent
+/// database.
+fn pass_two(
+    run: &Run<'_>,
+    mut seen: HashMap<String, Seen>,
+    kept_copies: &HashSet<String>,
+    target: Target,
+    (side, counts): (&mut Side, &mut Counts),
+) -> Result<Target, CliError> {
+    let Run {
+        args,
+        db,
+        fields,
+        format,
+        ..
+    } = *run;
+    let mut sink: Option<Sink<Target>> = None;
+    let mut target = Some(target);
+    let mut done: HashSet<String> = HashSet::new();
+    let mut to_store: Vec<(String, String)> = Vec::new();
+    let layout = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
+        let place = Place {
+            inputs: &args.inputs,
+            input,
+        };
+        if sink.is_none() {
+            let out = target
+                .take()
+                .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
+            sink = Some(Sink::new(out, layout)?);
+        }
+        let mut keep = vec![false; chunk.units.len()];
+        for (i, (line, parsed)) in chunk.units.iter().enumerate() {
+            let source = &args.inputs[input];
+            let good = match parsed {
+                Parsed::Blank => continue,
+                Parsed::Bad(reason) => {
+                    side.reject(chunk.original(i), reason, source, *line)?;
+                    continue;
+                }
+                Parsed::Good(good) => good,
+            };
+            let key = good.id.clone().unwrap_or_else(|| place.key(*line));
+            let Some(s) = seen.get_mut(&key) else {
+                continue;
+            };
+            if s.input != input || s.line != *line || !done.insert(key.clone()) {
+                let at = Place {
+                    inputs: &args.inputs,
+                    input: s.input,
+                }
+                .at(s.line);
+                let reason = format!("repeated id: `{}` is also at {at}", short(&key));
+                side.reject(chunk.original(i), &reason, source, *line)?;
+                continue;
+            }
+            match (s.decided.take(), s.dropped.take()) {
+                (Some(Decided::Reject(reason)), _) => {
+                    side.reject(chunk.original(i), &reason, source, *line)?;
+                }
+                (Some(Decided::Drop(drop)), _) => {
+                    counts.dropped += 1;
+                    side.record(drop)?;
+                }
+                (_, Some((of, similarity))) => {
+                    counts.dropped += 1;
+                    side.record(Drop {
+                        id: key,
+                        of,
+                        similarity,
+                    })?;
+                }
+                _ => {
+                    keep[i] = true;
+                    counts.kept += 1;
+                    if args.db.is_some() && kept_copies.contains(&key) {
+                        to_store.push((key, good.text.clone()));
+                        if to_store.len() >= args.batch.max(1) {
+                            store(db, &mut to_store)?;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(sink) = &mut sink {
+            sink.write(&chunk, &keep)?;
+        }
+        Ok(())
+    })?;
+    store(db, &mut to_store)?;
+    finish_output(sink, target, layout)
+}
+
+/// Stores kept copies (records not loaded in pass 1) in the database.
+fn store(db: &Database, docs: &mut Vec<(String, String)>) -> Result<(), CliError> {
+    if docs.is_empty() {
+        return Ok(());
+    }
+    let mut batch = db.batch()?;
+    for (key, text) in docs.drain(..) {
+        batch.insert(&key, text.as_str())?;
+    }
+    batch.commit()?;
+    Ok(())
+}
+
+/// Pass 1: every record read; the first of each text loaded in bulk.
+fn pass_one(
+    run: &Run<'_>,
+    counts: &mut Counts,
+    bar: &indicatif::ProgressBar,
+) -> Result<Learnt, CliError> {
+    let Run { args, db, .. } = *run;
+    let state = RefCell::new(Learnt::default());
     let failure = RefCell::new(None::<CliError>);
     let counts_cell = RefCell::new(std::mem::take(counts));
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<(String, String)>(4096);
+    // A chunk's records to load at a time, two chunks queued at most: the
+    // chunks are bounded in bytes, so memory is too.
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<(String, String)>>(2);
     let mut report = None;
     std::thread::scope(|scope| -> Result<(), CliError> {
         let loader = scope.spawn(|| {
-            db.insert_bulk(receiver, &BulkOptions::default().batch(args.batch), |_| {
+            let docs = receiver.into_iter().flatten();
+            db.insert_bulk(docs, &BulkOptions::default().batch(args.batch), |_| {
                 !interrupted()
             })
         });
-        let read = for_each_chunk(&args.inputs, format, fields, |input, _, chunk| {
+        let read = for_each_chunk(&args.inputs, run.format, run.fields, |input, _, chunk| {
             let place = Place {
                 inputs: &args.inputs,
                 input,
             };
             let mut counts = counts_cell.borrow_mut();
             let mut state = state.borrow_mut();
+            let mut docs = Vec::new();
             for (line, parsed) in chunk.units {
                 let good = match parsed {
                     Parsed::Blank => continue,
@@ -62,53 +239,11 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
                 };
                 counts.read += 1;
                 bar.inc(1);
-                state.1 += 1;
-                let order = state.1;
-                let key = good.id.clone().unwrap_or_else(|| place.key(line));
-                if let Some(seen) = state.0.get(&key) {
-                    let first_line = seen.line;
-                    bad(
-                        &mut counts,
-                        &place,
-                        line,
-                        &format!(
-                            "repeated id: `{}` is also at line {first_line}",
-                            short(&key)
-                        ),
-                    );
-                    continue;
-                }
-                let score = match &args.keep {
-                    Keep::Longest => good.text.chars().count() as f64,
-                    Keep::Max(_) => good.score.unwrap_or(f64::NEG_INFINITY),
-                    Keep::Min(_) => good.score.map_or(f64::NEG_INFINITY, |s| -s),
-                    Keep::First => 0.0,
-                };
-                let mut seen = Seen {
-                    input,
-                    line,
-                    order,
-                    score,
-                    dropped: None,
-                    decided: None,
-                };
-                if !fresh && db.contains(&key)? {
-                    match stored_before(db, &key, &good.text, threshold, resuming)? {
-                        Ok(None) => {} // resumed: grouped with the rest
-                        Ok(Some(drop)) => seen.decided = Some(Err(drop)),
-                        Err(reason) => {
-                            bad(&mut counts, &place, line, &reason);
-                            continue;
-                        }
-                    }
-                    state.0.insert(key, seen);
-                    continue;
-                }
-                state.0.insert(key.clone(), seen);
-                if sender.send((key, good.text)).is_err() {
-                    break; // the loader stopped: its error is reported
-                }
+                let load = learn(run, &place, line, good, &mut state, &mut counts)?;
+                docs.extend(load);
             }
+            // A closed channel: the loader stopped, and its error is reported.
+            let _ = sender.send(docs);
             Ok(())
         });
         drop(sender);
@@ -128,64 +263,192 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
     if interrupted() {
         return fail("interrupted");
     }
-    let (mut seen, _) = state.into_inner();
-    if let Some(report) = report {
-        for (key, err) in report.rejected {
-            if let Some(s) = seen.remove(&key) {
-                let place = Place {
-                    inputs: &args.inputs,
-                    input: s.input,
-                };
-                bad(
-                    counts,
-                    &place,
-                    s.line,
-                    &refusal(&err).unwrap_or_else(|| err.to_string()),
-                );
-            }
+    let mut learnt = state.into_inner();
+    for (key, err) in report.map(|r| r.rejected).unwrap_or_default() {
+        // The loader's refusal holds for the record's copies too.
+        let copies = learnt.copies.remove(&key).unwrap_or_default();
+        for key in std::iter::once(key).chain(copies) {
+            let Some(s) = learnt.seen.get_mut(&key) else {
+                continue;
+            };
+            s.decided = Some(match (&err, refusal(&err)) {
+                (lshdb::Error::EmptyDocument { .. }, _) => Decided::Keep,
+                (_, reason) => {
+                    let reason = reason.unwrap_or_else(|| err.to_string());
+                    let place = Place {
+                        inputs: &args.inputs,
+                        input: s.input,
+                    };
+                    bad(counts, &place, s.line, &reason);
+                    Decided::Reject(reason)
+                }
+            });
         }
     }
+    Ok(learnt)
+}
 
-    // The groups, and one kept member in each.
+/// Learns one good record of pass 1; returns (key, text) when it is to be
+/// loaded (the first record with its text).
+fn learn(
+    run: &Run<'_>,
+    place: &Place<'_>,
+    line: u64,
+    good: crate::records::Good,
+    state: &mut Learnt,
+    counts: &mut Counts,
+) -> Result<Option<(String, String)>, CliError> {
+    state.order += 1;
+    let key = good.id.clone().unwrap_or_else(|| place.key(line));
+    if let Some(seen) = state.seen.get(&key) {
+        let at = Place {
+            inputs: place.inputs,
+            input: seen.input,
+        }
+        .at(seen.line);
+        let reason = format!("repeated id: `{}` is also at {at}", short(&key));
+        bad(counts, place, line, &reason);
+        return Ok(None);
+    }
+    let score = match &run.args.keep {
+        Keep::Longest => good.text.chars().count() as f64,
+        Keep::Max(_) => good.score.unwrap_or(f64::NEG_INFINITY),
+        Keep::Min(_) => good.score.map_or(f64::NEG_INFINITY, |s| -s),
+        Keep::First => 0.0,
+    };
+    let mut seen = Seen {
+        input: place.input,
+        line,
+        order: state.order,
+        score,
+        dropped: None,
+        decided: None,
+        copy_of: None,
+    };
+    if good.text.trim().is_empty() {
+        seen.decided = Some(Decided::Keep);
+    } else if !run.fresh && run.db.contains(&key)? {
+        seen.decided = Some(
+            match stored_before(run.db, &key, &good.text, run.threshold)? {
+                Ok(drop) => Decided::Drop(drop),
+                Err(reason) => {
+                    bad(counts, place, line, &reason);
+                    Decided::Reject(reason)
+                }
+            },
+        );
+    } else {
+        let hash = text_hash(&good.text);
+        if let Some(first) = state.texts.get(&hash) {
+            seen.copy_of = Some(first.clone());
+            state
+                .copies
+                .entry(first.clone())
+                .or_default()
+                .push(key.clone());
+        } else {
+            state.texts.insert(hash, key.clone());
+            state.seen.insert(key.clone(), seen);
+            return Ok(Some((key, good.text)));
+        }
+    }
+    state.seen.insert(key, seen);
+    Ok(None)
+}
+
+/// The groups, and one kept member in each: sets each dropped record's
+/// `dropped`. Returns the kept records that are copies (not loaded).
+fn decide(db: &Database, threshold: f64, learnt: &mut Learnt) -> Result<HashSet<String>, CliError> {
     let groups = db.groups(threshold)?;
     let mut pairs_needed: Vec<(String, String)> = Vec::new();
+    let mut grouped: HashSet<String> = HashSet::new();
+    let undecided =
+        |seen: &HashMap<String, Seen>, k: &str| seen.get(k).is_some_and(|s| s.decided.is_none());
     for members in &groups.groups {
-        let ours: Vec<&String> = members
+        let loaded: Vec<&String> = members
             .iter()
             .map(|(k, _)| k)
-            .filter(|k| seen.get(*k).is_some_and(|s| s.decided.is_none()))
+            .filter(|k| undecided(&learnt.seen, k))
             .collect();
-        if ours.is_empty() {
+        if loaded.is_empty() {
             continue;
         }
+        grouped.extend(loaded.iter().map(|k| (*k).clone()));
         // A member from an earlier run was kept then: it stays kept.
         let earlier = members
             .iter()
             .map(|(k, _)| k)
-            .find(|k| seen.get(*k).is_none_or(|s| s.decided.is_some()));
-        let kept = match earlier {
-            Some(k) => k.clone(),
-            None => {
-                let best = ours.iter().copied().max_by(|a, b| {
-                    let (sa, sb) = (&seen[*a], &seen[*b]);
-                    sa.score.total_cmp(&sb.score).then(sb.order.cmp(&sa.order))
-                });
-                match best {
-                    Some(k) => k.clone(),
-                    None => continue,
-                }
-            }
-        };
-        for key in ours {
-            if *key != kept {
-                pairs_needed.push((key.clone(), kept.clone()));
+            .find(|k| learnt.seen.get(*k).is_none_or(|s| s.decided.is_some()));
+        choose(learnt, &loaded, earlier, &mut pairs_needed);
+    }
+    // Texts with copies and no near-duplicate: a group of their own.
+    let alone: Vec<String> = learnt
+        .copies
+        .keys()
+        .filter(|k| !grouped.contains(*k) && undecided(&learnt.seen, k))
+        .cloned()
+        .collect();
+    for key in &alone {
+        choose(learnt, &[key], None, &mut pairs_needed);
+    }
+    let kept_copies = pairs_needed
+        .iter()
+        .map(|(_, kept)| kept)
+        .filter(|k| learnt.seen.get(*k).is_some_and(|s| s.copy_of.is_some()))
+        .cloned()
+        .collect();
+    similarities(db, learnt, pairs_needed)?;
+    Ok(kept_copies)
+}
+
+/// Chooses the kept member of a group of loaded records (with their
+/// copies): `earlier` when a record of an earlier run is in it, else the
+/// best by score, then order. Adds (dropped, kept) for every other member.
+fn choose(
+    learnt: &Learnt,
+    loaded: &[&String],
+    earlier: Option<&String>,
+    pairs_needed: &mut Vec<(String, String)>,
+) {
+    let ours: Vec<&String> = loaded
+        .iter()
+        .flat_map(|k| std::iter::once(*k).chain(learnt.copies.get(*k).into_iter().flatten()))
+        .collect();
+    let kept = match earlier {
+        Some(k) => k,
+        None => {
+            let best = ours.iter().copied().max_by(|a, b| {
+                let (sa, sb) = (&learnt.seen[*a], &learnt.seen[*b]);
+                sa.score.total_cmp(&sb.score).then(sb.order.cmp(&sa.order))
+            });
+            match best {
+                Some(k) => k,
+                None => return,
             }
         }
+    };
+    for key in ours {
+        if key != kept {
+            pairs_needed.push((key.clone(), kept.clone()));
+        }
     }
-    // Each dropped record's similarity to the kept one, from the stored sets.
-    let wanted: HashSet<&str> = pairs_needed
+}
+
+/// Sets each dropped record's similarity to the kept one, from the stored
+/// sets (a copy's set is its loaded record's).
+fn similarities(
+    db: &Database,
+    learnt: &mut Learnt,
+    pairs_needed: Vec<(String, String)>,
+) -> Result<(), CliError> {
+    let loaded_as = |seen: &HashMap<String, Seen>, k: &str| -> String {
+        seen.get(k)
+            .and_then(|s| s.copy_of.clone())
+            .unwrap_or_else(|| k.to_owned())
+    };
+    let wanted: HashSet<String> = pairs_needed
         .iter()
-        .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+        .flat_map(|(a, b)| [loaded_as(&learnt.seen, a), loaded_as(&learnt.seen, b)])
         .collect();
     let mut sets: HashMap<String, Vec<u32>> = HashMap::new();
     if !wanted.is_empty() {
@@ -196,76 +459,16 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
             !interrupted()
         })?;
     }
-    let mut removals = Vec::new();
-    for (dropped, kept) in &pairs_needed {
-        let similarity = match (sets.get(dropped), sets.get(kept)) {
+    for (dropped, kept) in pairs_needed {
+        let a = sets.get(&loaded_as(&learnt.seen, &dropped));
+        let b = sets.get(&loaded_as(&learnt.seen, &kept));
+        let similarity = match (a, b) {
             (Some(a), Some(b)) => lshdb::sketch::measures::jaccard(a, b),
             _ => 0.0,
         };
-        if let Some(s) = seen.get_mut(dropped) {
-            s.dropped = Some((kept.clone(), similarity));
-        }
-        removals.push(dropped.clone());
-    }
-    // A persistent database keeps only the kept records.
-    if args.db.is_some() {
-        for chunk in removals.chunks(args.batch.max(1)) {
-            let mut batch = db.batch()?;
-            for key in chunk {
-                batch.remove(key)?;
-            }
-            batch.commit()?;
+        if let Some(s) = learnt.seen.get_mut(&dropped) {
+            s.dropped = Some((kept, similarity));
         }
     }
-
-    // Pass 2: the kept records, in input order.
-    let mut sink: Option<Sink<Target>> = None;
-    let mut target = Some(target);
-    let mut done: HashSet<String> = HashSet::new();
-    let layout = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
-        let place = Place {
-            inputs: &args.inputs,
-            input,
-        };
-        if sink.is_none() {
-            let out = target
-                .take()
-                .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
-            sink = Some(Sink::new(out, layout)?);
-        }
-        let mut keep = vec![false; chunk.units.len()];
-        for (i, (line, parsed)) in chunk.units.iter().enumerate() {
-            let Parsed::Good(good) = parsed else { continue };
-            let key = good.id.clone().unwrap_or_else(|| place.key(*line));
-            let Some(s) = seen.get_mut(&key) else {
-                continue;
-            };
-            if s.input != input || s.line != *line || !done.insert(key.clone()) {
-                continue; // a repeated id, reported in pass 1
-            }
-            match (s.decided.take(), s.dropped.take()) {
-                (Some(Err(drop)), _) => {
-                    counts.dropped += 1;
-                    side.record(drop)?;
-                }
-                (_, Some((of, similarity))) => {
-                    counts.dropped += 1;
-                    side.record(Drop {
-                        id: key,
-                        of,
-                        similarity,
-                    })?;
-                }
-                _ => {
-                    keep[i] = true;
-                    counts.kept += 1;
-                }
-            }
-        }
-        if let Some(sink) = &mut sink {
-            sink.write(&chunk, &keep)?;
-        }
-        Ok(())
-    })?;
-    finish_output(sink, target, layout)
+    Ok(())
 }

@@ -1,7 +1,8 @@
 //! `lshdb dedup`: records in, kept records out — the dataset builder's
 //! near-duplicate removal in one command. This file holds the arguments
 //! and the run around the keep policies; `chunks.rs` reads the inputs,
-//! `outputs.rs` writes the side outputs.
+//! `outputs.rs` writes the outputs, `report.rs` the summary, `resume.rs`
+//! resumes an unfinished run.
 //!
 //! Keep policy `first` (`first.rs`) streams: each record is checked against
 //! everything kept so far (the database, with this run's uncommitted
@@ -14,30 +15,26 @@
 
 use crate::add::Limited;
 use crate::args::{open_waiting, parse_threshold, Wait};
-use crate::docs::{same_file, Output};
 use crate::interrupt::{catch_interrupt, interrupted};
-use crate::output::{json, line, progress, short};
+use crate::output::{progress, short};
 use crate::records::{Fields, Format, Layout, Parsed, Sink};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{BulkOptions, Config, Database, Unique};
-use serde_json::json;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 mod chunks;
 mod first;
 mod grouped;
 mod outputs;
+mod report;
+mod resume;
 
 use chunks::{for_each_chunk, read_ahead};
-use outputs::{Drop, Side, Target};
-
-/// The label naming the inputs of a run that has not finished, so that a
-/// rerun of the same command resumes it (see `docs/cli.md`).
-const RUN_LABEL: &str = "dedup.unfinished";
+use outputs::{check_paths, finish_side, Drop, Side, Target, Written};
+use report::{interrupted_message, summary, written};
 
 /// Remove near-duplicate records: read JSON Lines (also .gz, .zst), CSV or
 /// Parquet, write the kept records unchanged in the same format.
@@ -68,13 +65,18 @@ pub struct Args {
     /// Write each cluster (a kept record and its dropped duplicates) as JSON Lines.
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
+    /// Write each rejected record as JSON Lines {"record", "reason",
+    /// "source", "line"}; without it, a rejected record fails the run.
+    #[arg(long, value_name = "FILE")]
+    rejected: Option<PathBuf>,
     /// Which record of a cluster is kept: first, longest, max:FIELD or min:FIELD.
     #[arg(long, default_value = "first", value_parser = parse_keep, value_name = "POLICY")]
     keep: Keep,
     /// Field (JSON: a path such as meta.body; CSV, Parquet: a column) holding the text.
     #[arg(long, default_value = "text", value_name = "F")]
     text_field: String,
-    /// Field holding the record's id (default: none; records are named line:N).
+    /// Field holding the record's id (default: none; records are named
+    /// line:N); an error when no record of the first chunk has it.
     #[arg(long, value_name = "F")]
     id_field: Option<String>,
     /// Input format (default: from the name, else the content).
@@ -161,6 +163,95 @@ impl Place<'_> {
 
 pub fn run(args: &Args) -> CmdResult {
     let start = Instant::now();
+    let format = check_inputs(args)?;
+    check_paths(args);
+
+    // The database: given (created when missing) or temporary.
+    let (db, _temp) = open_db(args)?;
+    let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    if args.db.is_some() {
+        crate::pairs::note_threshold(&db, threshold);
+    }
+    catch_interrupt();
+
+    // A rerun of an unfinished run resumes it.
+    let resuming = match args.db {
+        Some(_) => resume::begin(&db, &args.inputs, &keep_name(&args.keep))?,
+        None => false,
+    };
+    // Nothing stored before this run: no record can be found by name.
+    let fresh = db.is_empty()?;
+
+    let fields = Fields {
+        text: args.text_field.clone(),
+        id: args.id_field.clone(),
+        score: match &args.keep {
+            Keep::Max(f) | Keep::Min(f) => Some(f.clone()),
+            _ => None,
+        },
+    };
+    let mut side = Side {
+        dropped: args.dropped.as_deref().map(Written::create).transpose()?,
+        clusters: args.clusters.as_ref().map(|_| (HashMap::new(), Vec::new())),
+        rejected: args.rejected.as_deref().map(Written::create).transpose()?,
+    };
+    let clusters_out = args.clusters.as_deref().map(Written::create).transpose()?;
+    let target = match &args.out {
+        Some(path) => Target::File(Written::create(path)?),
+        None => Target::Stdout(std::io::BufWriter::new(std::io::stdout())),
+    };
+    let mut counts = Counts::default();
+    let bar = progress(None, "dedup");
+    let run = Run {
+        args,
+        db: &db,
+        threshold,
+        fresh,
+        fields: &fields,
+        format,
+    };
+    let out = Outputs {
+        side: &mut side,
+        counts: &mut counts,
+        bar: &bar,
+    };
+    let result = match args.keep {
+        Keep::First => first::first(&run, target, out),
+        _ => grouped::grouped(&run, target, out),
+    };
+    bar.finish_and_clear();
+    for message in counts.bad.lines("bad record(s)") {
+        eprintln!("lshdb: {message}");
+    }
+    let target = match result {
+        Ok(target) => target,
+        Err(_) if interrupted() => return Err(interrupted_message(args, &counts)),
+        Err(err) => return Err(err),
+    };
+    if counts.bad.total > 0 && args.rejected.is_none() {
+        return fail(format!(
+            "{} record(s) were rejected (see above), and without --rejected FILE they would be lost: {}{}; run again with --rejected FILE",
+            counts.bad.total,
+            written(args, &counts),
+            match &args.db {
+                Some(_) => " (the rerun resumes)",
+                None => "",
+            }
+        ));
+    }
+    // Everything read: the outputs go into place.
+    target.finish()?;
+    finish_side(side, clusters_out)?;
+    if args.db.is_some() {
+        resume::end(&db)?;
+    }
+    summary(args, &counts, start, threshold, resuming);
+    Ok(Outcome::Ok)
+}
+
+/// Checks the inputs: one format, standard input at most once and only
+/// for a policy that reads once. Returns the format.
+fn check_inputs(args: &Args) -> Result<Format, CliError> {
     let formats = args
         .inputs
         .iter()
@@ -185,35 +276,12 @@ pub fn run(args: &Args) -> CmdResult {
             keep_name(&args.keep)
         ));
     }
-    // Never write onto an input or the database.
-    let outputs = [
-        ("--out", &args.out),
-        ("--dropped", &args.dropped),
-        ("--clusters", &args.clusters),
-    ];
-    for (flag, out) in outputs {
-        let Some(out) = out else { continue };
-        for input in args.inputs.iter().filter(|p| *p != "-") {
-            if same_file(Path::new(input), out) {
-                return fail(format!(
-                    "{flag} {} is the input {input}; write the output to another file",
-                    out.display()
-                ));
-            }
-        }
-        if let Some(db) = &args.db {
-            if same_file(db, out) {
-                return fail(format!(
-                    "{flag} {} is the database file itself ({}); write the output to another file",
-                    out.display(),
-                    db.display()
-                ));
-            }
-        }
-    }
+    Ok(format)
+}
 
-    // The database: given (created when missing) or temporary.
-    let mut _temp = None;
+/// Opens `--db` (created when missing) or creates a temporary database,
+/// with the folder that holds it.
+fn open_db(args: &Args) -> Result<(Database, Option<tempfile::TempDir>), CliError> {
     let config = || {
         let config = Config::jaccard(args.threshold.unwrap_or(0.8));
         match (args.bands, args.rows) {
@@ -221,7 +289,7 @@ pub fn run(args: &Args) -> CmdResult {
             _ => config,
         }
     };
-    let db = match &args.db {
+    match &args.db {
         Some(path) if path.exists() => {
             let db = open_waiting(path, &args.wait)?;
             let s = db.settings();
@@ -237,13 +305,13 @@ pub fn run(args: &Args) -> CmdResult {
                     ));
                 }
             }
-            db
+            Ok((db, None))
         }
         Some(path) => {
             let db = Database::create(path, config().store_text(args.store_text))?;
             let _ = crate::args::OPENED.set(path.clone());
             crate::interrupt::writing();
-            db
+            Ok((db, None))
         }
         None => {
             let dir = tempfile::tempdir().map_err(|e| {
@@ -251,136 +319,9 @@ pub fn run(args: &Args) -> CmdResult {
             })?;
             let db = Database::create(dir.path().join("dedup.lshdb"), config())?;
             crate::interrupt::writing();
-            _temp = Some(dir);
-            db
+            Ok((db, Some(dir)))
         }
-    };
-    let threshold = args.threshold.unwrap_or(db.settings().threshold);
-    // Nothing stored before this run: no record can be found by name.
-    let fresh = db.is_empty()?;
-    if args.db.is_some() {
-        crate::pairs::note_threshold(&db, threshold);
     }
-    catch_interrupt();
-
-    // A rerun of an unfinished run resumes it.
-    let run_id = json!({"inputs": args.inputs, "keep": keep_name(&args.keep)}).to_string();
-    let resuming = args.db.is_some() && db.label(RUN_LABEL)?.as_deref() == Some(run_id.as_str());
-    if args.db.is_some() {
-        db.set_label(RUN_LABEL, &run_id)?;
-    }
-
-    let fields = Fields {
-        text: args.text_field.clone(),
-        id: args.id_field.clone(),
-        score: match &args.keep {
-            Keep::Max(f) | Keep::Min(f) => Some(f.clone()),
-            _ => None,
-        },
-    };
-    let mut side = Side {
-        dropped: args.dropped.as_deref().map(Output::create).transpose()?,
-        clusters: args.clusters.as_ref().map(|_| (HashMap::new(), Vec::new())),
-    };
-    let clusters_out = args.clusters.as_deref().map(Output::create).transpose()?;
-    let target = match &args.out {
-        Some(path) => Target::File(Output::create(path)?),
-        None => Target::Stdout(std::io::BufWriter::new(std::io::stdout())),
-    };
-    let mut counts = Counts::default();
-    let bar = progress(None, "dedup");
-    let run = Run {
-        args,
-        db: &db,
-        threshold,
-        resuming,
-        fresh,
-        fields: &fields,
-        format,
-    };
-    let out = Outputs {
-        side: &mut side,
-        counts: &mut counts,
-        bar: &bar,
-    };
-    let result = match args.keep {
-        Keep::First => first::first(&run, target, out),
-        _ => grouped::grouped(&run, target, out),
-    };
-    bar.finish_and_clear();
-    for message in counts.bad.lines("bad record(s)") {
-        eprintln!("lshdb: {message}");
-    }
-    let target = match result {
-        Ok(target) => target,
-        Err(err) => {
-            if interrupted() {
-                return Err(CliError::Interrupted(match &args.db {
-                    Some(path) => format!(
-                        "interrupted: no output was written; the records kept so far are committed to {}; run the same command again to finish (it resumes)",
-                        path.display()
-                    ),
-                    None => "interrupted: no output was written".to_owned(),
-                }));
-            }
-            return Err(err);
-        }
-    };
-    // Everything read: the outputs go into place.
-    target.finish()?;
-    if let Some(out) = side.dropped.take() {
-        out.finish()?;
-    }
-    if let (Some(mut out), Some((_, list))) = (clusters_out, side.clusters.take()) {
-        for (kept, members) in list {
-            let members: Vec<_> = members
-                .iter()
-                .map(|(k, s)| json!({"id": k, "similarity": s}))
-                .collect();
-            writeln!(out, "{}", json!({"kept": kept, "dropped": members}))?;
-        }
-        out.finish()?;
-    }
-    if args.db.is_some() {
-        db.set_label(RUN_LABEL, "")?;
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    let summary = if args.json {
-        json!({
-            "read": counts.read, "kept": counts.kept, "dropped": counts.dropped,
-            "bad": counts.bad.total, "seconds": seconds, "threshold": threshold,
-            "keep": keep_name(&args.keep), "resumed": resuming,
-        })
-        .to_string()
-    } else {
-        format!(
-            "read {} record(s): {} kept, {} dropped as near-duplicates, {} bad record(s) skipped; {:.1} s{}",
-            counts.read,
-            counts.kept,
-            counts.dropped,
-            counts.bad.total,
-            seconds,
-            if resuming { " (resumed)" } else { "" }
-        )
-    };
-    // Standard output holds the kept records unless --out is given.
-    if args.out.is_some() {
-        if args.json {
-            json(&serde_json::from_str(&summary).unwrap_or_default());
-        } else {
-            line(summary);
-        }
-    } else {
-        eprintln!(
-            "{}",
-            if args.json {
-                summary
-            } else {
-                format!("lshdb: {summary}")
-            }
-        );
-    }
-    Ok(Outcome::Ok)
 }
 
 /// What both keep policies read: the run's arguments, database and
@@ -390,8 +331,6 @@ struct Run<'a> {
     args: &'a Args,
     db: &'a Database,
     threshold: f64,
-    /// Whether this run resumes an unfinished one (same label).
-    resuming: bool,
     /// Whether the database held nothing before this run.
     fresh: bool,
     fields: &'a Fields,
@@ -432,7 +371,6 @@ fn finish_output(
 /// The reason of a refused document, as a bad record's.
 fn refusal(err: &lshdb::Error) -> Option<String> {
     match err {
-        lshdb::Error::EmptyDocument { .. } => Some("text empty after normalisation".to_owned()),
         lshdb::Error::DocumentTooLarge { len, max, .. } => {
             Some(format!("text of {len} bytes, above the limit of {max}"))
         }
@@ -450,20 +388,15 @@ fn bad(counts: &mut Counts, place: &Place, line: u64, reason: &str) {
     counts.bad.push(&kind, || format!("skipped {at}: {reason}"));
 }
 
-/// A record whose key is already stored before this run: in a resumed run,
-/// one this run kept before it was interrupted (kept again); otherwise a
-/// record seen by an earlier run (a duplicate of itself when its text is
-/// still similar, else a bad record).
+/// A record whose key is already stored before this run (by an earlier
+/// run): a duplicate of itself when its text is still similar, else a bad
+/// record.
 fn stored_before(
     db: &Database,
     key: &str,
     text: &str,
     threshold: f64,
-    resuming: bool,
-) -> Result<Result<Option<Drop>, String>, CliError> {
-    if resuming {
-        return Ok(Ok(None));
-    }
+) -> Result<Result<Drop, String>, CliError> {
     let hits = db
         .query(text)
         .threshold(threshold)
@@ -471,11 +404,11 @@ fn stored_before(
         .run()?
         .hits;
     match hits.iter().find(|h| h.key == key) {
-        Some(hit) => Ok(Ok(Some(Drop {
+        Some(hit) => Ok(Ok(Drop {
             id: key.to_owned(),
             of: key.to_owned(),
             similarity: hit.similarity,
-        }))),
+        })),
         None => Ok(Err(format!(
             "id `{}` is already stored in the database with another text",
             short(key)

@@ -15,6 +15,7 @@ use std::path::Path;
 
 mod parquet;
 mod sink;
+mod survey;
 mod text;
 
 use parquet::ParquetSource;
@@ -23,6 +24,11 @@ use text::{CsvSource, LineSource};
 
 /// Records per chunk.
 const CHUNK: usize = 4096;
+
+/// Bytes of records per chunk: a chunk ends at [`CHUNK`] records or once
+/// its records pass this size, so that a few huge records are not read
+/// (and held, three chunks at a time) together.
+const CHUNK_BYTES: usize = 16 << 20;
 
 /// The formats `dedup` reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -74,6 +80,23 @@ pub struct Chunk {
     /// (line or row number, what it holds), in input order.
     pub units: Vec<(u64, Parsed)>,
     pub raw: Raw,
+}
+
+impl Chunk {
+    /// Unit `i` in its original form, for the rejected records' file: the
+    /// line or CSV record as a string (without its line ending; invalid
+    /// UTF-8 replaced), or the Parquet row as a JSON object.
+    pub fn original(&self, i: usize) -> serde_json::Value {
+        match &self.raw {
+            Raw::Bytes(raw) => {
+                let bytes = raw.get(i).map_or(&[][..], Vec::as_slice);
+                let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+                let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+                serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())
+            }
+            Raw::Batch(batch) => parquet::row_json(batch, i),
+        }
+    }
 }
 
 /// The records' original form.
@@ -142,6 +165,8 @@ impl Source {
                 line: 0,
                 chunk: chunk_for(path),
                 buf: Vec::new(),
+                path: path.to_owned(),
+                surveyed: false,
             }),
             Format::Csv => Source::Csv(Box::new(CsvSource::new(
                 open()?,
@@ -222,5 +247,38 @@ mod tests {
             detect(path.to_str().unwrap(), None).unwrap(),
             Format::Parquet
         );
+    }
+}
+
+#[cfg(test)]
+mod chunk_tests {
+    use super::*;
+
+    #[test]
+    fn huge_lines_come_in_chunks_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        let text = "word ".repeat(1 << 20);
+        let line = format!("{}\n", serde_json::json!({ "text": text }));
+        std::fs::write(&path, line.repeat(40)).unwrap();
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+        };
+        let mut source = Source::open(path.to_str().unwrap(), Format::Jsonl, &fields).unwrap();
+        let mut records = 0;
+        while let Some(chunk) = source.next_chunk().unwrap() {
+            let Raw::Bytes(raw) = &chunk.raw else {
+                panic!("lines")
+            };
+            let bytes: usize = raw.iter().map(Vec::len).sum();
+            assert!(
+                bytes <= CHUNK_BYTES + line.len(),
+                "{bytes} bytes in a chunk"
+            );
+            records += chunk.units.len();
+        }
+        assert_eq!(records, 40);
     }
 }

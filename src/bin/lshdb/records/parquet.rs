@@ -2,7 +2,8 @@
 //! standard input), their text, id and score cells taken from columns
 //! found by name or by a `.`-separated path through struct columns.
 
-use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK};
+use super::text::too_large;
+use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK, CHUNK_BYTES};
 use crate::input::{compression_of, Compression};
 use crate::{fail, CliError};
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
@@ -15,6 +16,8 @@ pub struct ParquetSource {
     fields: Fields,
     row: u64,
     path: String,
+    /// A batch read and not yet all given out, and its next row.
+    pending: Option<(RecordBatch, usize)>,
 }
 
 impl ParquetSource {
@@ -49,61 +52,95 @@ impl ParquetSource {
             fields: fields.clone(),
             row: 0,
             path: path.to_owned(),
+            pending: None,
         };
-        // Fail early on a missing text column.
+        // Fail early on a missing column, naming those there are.
         let empty = RecordBatch::new_empty(source.schema.clone());
+        let columns = || {
+            let names: Vec<String> = source
+                .schema
+                .fields()
+                .iter()
+                .take(50)
+                .map(|f| format!("`{}`", f.name()))
+                .collect();
+            names.join(", ")
+        };
         if column(&empty, &source.fields.text).is_none() {
             return fail(format!(
-                "{path} has no column `{}` (--text-field)",
-                source.fields.text
+                "{path} has no column `{}` (--text-field); its columns: {}",
+                source.fields.text,
+                columns()
             ));
         }
         if let Some(id) = &source.fields.id {
             if column(&empty, id).is_none() {
-                return fail(format!("{path} has no column `{id}` (--id-field)"));
+                return fail(format!(
+                    "{path} has no column `{id}` (--id-field); its columns: {}",
+                    columns()
+                ));
             }
         }
         if let Some(score) = &source.fields.score {
             if column(&empty, score).is_none() {
-                return fail(format!("{path} has no column `{score}` (--keep)"));
+                return fail(format!(
+                    "{path} has no column `{score}` (--keep); its columns: {}",
+                    columns()
+                ));
             }
         }
         Ok(source)
     }
 
+    /// The next rows: the rest of the batch being read, up to
+    /// [`CHUNK_BYTES`] of text (a dictionary column may point many rows to
+    /// one huge value), at least one row.
     pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
-        let batch = match self.reader.next() {
-            None => return Ok(None),
-            Some(Ok(batch)) => batch,
-            Some(Err(e)) => {
-                return fail(format!("reading {} failed: {e}", self.path));
-            }
+        let (batch, start) = match self.pending.take() {
+            Some(pending) => pending,
+            None => match self.reader.next() {
+                None => return Ok(None),
+                Some(Ok(batch)) => (batch, 0),
+                Some(Err(e)) => {
+                    return fail(format!("reading {} failed: {e}", self.path));
+                }
+            },
         };
         let text = column(&batch, &self.fields.text);
         let id = self.fields.id.as_deref().and_then(|f| column(&batch, f));
         let score = self.fields.score.as_deref().and_then(|f| column(&batch, f));
-        let mut units = Vec::with_capacity(batch.num_rows());
-        for row in 0..batch.num_rows() {
+        let mut units = Vec::new();
+        let mut bytes = 0;
+        let mut row = start;
+        while row < batch.num_rows() && (row == start || bytes < CHUNK_BYTES) {
             self.row += 1;
-            let parsed = match text.as_ref().map(|a| string_at(a, row)) {
-                Some(Ok(Some(t))) if t.trim().is_empty() => {
-                    Parsed::Bad(format!("field `{}` is empty", self.fields.text))
+            let parsed = match text.as_ref().map(|a| str_at(a, row)) {
+                Some(Ok(t)) if t.map_or(0, str::len) > lshdb::MAX_DOCUMENT_BYTES => {
+                    Parsed::Bad(too_large(t.map_or(0, str::len)))
                 }
-                Some(Ok(Some(t))) => Parsed::Good(Good {
-                    id: id.as_ref().and_then(|a| id_at(a, row)),
-                    text: t,
-                    score: score.as_ref().and_then(|a| number_at(a, row)),
-                }),
-                Some(Ok(None)) => Parsed::Bad(format!("field `{}` is null", self.fields.text)),
+                // Null and empty texts are records without near-duplicates.
+                Some(Ok(t)) => {
+                    bytes += t.map_or(0, str::len);
+                    Parsed::Good(Good {
+                        id: id.as_ref().and_then(|a| id_at(a, row)),
+                        text: t.unwrap_or_default().to_owned(),
+                        score: score.as_ref().and_then(|a| number_at(a, row)),
+                    })
+                }
                 Some(Err(())) | None => {
                     Parsed::Bad(format!("field `{}` is not a string", self.fields.text))
                 }
             };
             units.push((self.row, parsed));
+            row += 1;
+        }
+        let rows = batch.slice(start, row - start);
+        if row < batch.num_rows() {
+            self.pending = Some((batch, row));
         }
         Ok(Some(Chunk {
             units,
-            raw: Raw::Batch(batch),
+            raw: Raw::Batch(rows),
         }))
     }
 }
@@ -122,22 +159,84 @@ fn column(batch: &RecordBatch, name: &str) -> Option<ArrayRef> {
     Some(array)
 }
 
-/// A string cell: `Err` when the column is not a string column.
-fn string_at(array: &ArrayRef, row: usize) -> Result<Option<String>, ()> {
+/// A string cell, borrowed: `Err` when the column holds no strings
+/// (plain, large or view strings, or a dictionary of them).
+fn str_at(array: &ArrayRef, row: usize) -> Result<Option<&str>, ()> {
     use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
     if array.is_null(row) {
         return Ok(None);
     }
     if let Some(a) = array.as_string_opt::<i32>() {
-        return Ok(Some(a.value(row).to_owned()));
+        return Ok(Some(a.value(row)));
     }
     if let Some(a) = array.as_string_opt::<i64>() {
-        return Ok(Some(a.value(row).to_owned()));
+        return Ok(Some(a.value(row)));
     }
     if let Some(a) = array.as_string_view_opt() {
-        return Ok(Some(a.value(row).to_owned()));
+        return Ok(Some(a.value(row)));
     }
+    macro_rules! try_dictionary {
+        ($($t:ty),*) => {
+            $(if let Some(a) = array.as_dictionary_opt::<$t>() {
+                let key = usize::try_from(a.keys().value(row)).map_err(|_| ())?;
+                return match key < a.values().len() {
+                    true => str_at(a.values(), key),
+                    false => Err(()),
+                };
+            })*
+        };
+    }
+    try_dictionary!(
+        Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
+    );
     Err(())
+}
+
+/// A string cell, copied.
+fn string_at(array: &ArrayRef, row: usize) -> Result<Option<String>, ()> {
+    str_at(array, row).map(|s| s.map(str::to_owned))
+}
+
+/// Row `row` of `batch` as a JSON object (for the rejected records):
+/// numbers, strings, booleans, nulls and structs as themselves, any other
+/// value as arrow's debug text.
+pub(super) fn row_json(batch: &RecordBatch, row: usize) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
+        object.insert(field.name().clone(), cell_json(array, row));
+    }
+    serde_json::Value::Object(object)
+}
+
+fn cell_json(array: &ArrayRef, row: usize) -> serde_json::Value {
+    use arrow_array::cast::AsArray;
+    use serde_json::Value;
+    if row >= array.len() || array.is_null(row) {
+        return Value::Null;
+    }
+    if let Some(a) = array.as_boolean_opt() {
+        return Value::Bool(a.value(row));
+    }
+    if let Some(s) = array.as_any().downcast_ref::<StructArray>() {
+        let mut object = serde_json::Map::new();
+        for (name, column) in s.column_names().into_iter().zip(s.columns()) {
+            object.insert(name.to_owned(), cell_json(column, row));
+        }
+        return Value::Object(object);
+    }
+    if let Some(id) = id_at(array, row).filter(|_| !array.data_type().is_floating()) {
+        if let Ok(Some(_)) = str_at(array, row) {
+            return Value::String(id);
+        }
+        if let Ok(n) = id.parse::<serde_json::Number>() {
+            return Value::Number(n);
+        }
+    }
+    if let Some(n) = number_at(array, row).and_then(serde_json::Number::from_f64) {
+        return Value::Number(n);
+    }
+    Value::String(format!("{:?}", array.slice(row, 1)))
 }
 
 fn number_at(array: &ArrayRef, row: usize) -> Option<f64> {
@@ -185,4 +284,58 @@ fn id_at(array: &ArrayRef, row: usize) -> Option<String> {
         Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
     );
     string_at(array, row).ok().flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Fields, Parsed, Raw, Source, CHUNK_BYTES};
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Array, DictionaryArray, Int32Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+
+    #[test]
+    fn rows_sharing_a_huge_dictionary_value_come_in_chunks_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.parquet");
+        // 100 rows, all pointing at one 10 MB text: a tiny file.
+        let big = "word ".repeat(2 << 20);
+        let values = StringArray::from(vec![big.as_str()]);
+        let keys = Int32Array::from(vec![0; 100]);
+        let text = DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).unwrap();
+        let batch =
+            RecordBatch::try_from_iter([("text", Arc::new(text) as Arc<dyn Array>)]).unwrap();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+        };
+        let mut source = Source::open(
+            path.to_str().unwrap(),
+            super::super::Format::Parquet,
+            &fields,
+        )
+        .unwrap();
+        let mut rows = 0;
+        while let Some(chunk) = source.next_chunk().unwrap() {
+            let bytes: usize = chunk
+                .units
+                .iter()
+                .map(|(_, p)| match p {
+                    Parsed::Good(g) => g.text.len(),
+                    _ => panic!("a good record"),
+                })
+                .sum();
+            assert!(bytes <= CHUNK_BYTES + big.len(), "{bytes} bytes in a chunk");
+            let Raw::Batch(b) = &chunk.raw else {
+                panic!("rows")
+            };
+            assert_eq!(b.num_rows(), chunk.units.len());
+            rows += chunk.units.len();
+        }
+        assert_eq!(rows, 100);
+    }
 }

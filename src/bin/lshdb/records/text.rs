@@ -3,7 +3,8 @@
 //! original bytes (a [`Tee`] cuts a CSV record's bytes out of what the CSV
 //! parser consumed).
 
-use super::{Chunk, Fields, Good, Parsed, Raw};
+use super::survey::{check_survey, Survey};
+use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK_BYTES};
 use crate::{fail, CliError};
 use lshdb::MAX_DOCUMENT_BYTES;
 use std::io::{BufRead, Read};
@@ -46,18 +47,29 @@ pub struct LineSource {
     /// The line being read: grown once, then each line is copied out at
     /// its size.
     pub(super) buf: Vec<u8>,
+    /// The input's name, for messages.
+    pub(super) path: String,
+    /// Whether a JSON object was read (and its fields checked).
+    pub(super) surveyed: bool,
 }
 
 impl LineSource {
     pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
         let mut units = Vec::new();
         let mut raw = Vec::new();
-        while units.len() < self.chunk {
+        let mut bytes = 0;
+        // The first chunk is surveyed: a field no record has is an error.
+        let mut survey = (!self.surveyed).then(Survey::default);
+        while units.len() < self.chunk && bytes < CHUNK_BYTES {
             let parsed = match read_line(&mut self.input, &mut self.buf) {
                 Ok(false) => break,
                 Ok(true) => {
                     self.line += 1;
-                    parse_json(&self.buf, &self.fields)
+                    // A byte-order mark opens the text, not the record.
+                    if self.line == 1 && self.buf.starts_with(b"\xef\xbb\xbf") {
+                        self.buf.drain(..3);
+                    }
+                    parse_json(&self.buf, &self.fields, survey.as_mut())
                 }
                 Err(None) => {
                     self.line += 1;
@@ -65,11 +77,16 @@ impl LineSource {
                 }
                 Err(Some(err)) => return Err(CliError::Message(format!("{err}"))),
             };
+            bytes += self.buf.len();
             units.push((self.line, parsed));
             raw.push(self.buf.as_slice().to_vec());
             if self.buf.capacity() > 1 << 20 {
                 self.buf = Vec::new(); // not held after a huge line
             }
+        }
+        if let Some(survey) = survey.filter(|s| s.objects > 0) {
+            check_survey(&survey, &self.fields, &self.path)?;
+            self.surveyed = true;
         }
         Ok((!units.is_empty()).then_some(Chunk {
             units,
@@ -80,7 +97,10 @@ impl LineSource {
 
 /// The value at a field path: the whole name when the object has it, else
 /// its `.`-separated parts through nested objects (`meta.body`).
-fn json_field<'a>(object: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+pub(super) fn json_field<'a>(
+    object: &'a serde_json::Value,
+    name: &str,
+) -> Option<&'a serde_json::Value> {
     if let Some(value) = object.get(name) {
         return Some(value);
     }
@@ -91,28 +111,41 @@ fn json_field<'a>(object: &'a serde_json::Value, name: &str) -> Option<&'a serde
         .try_fold(object, |value, part| value.get(part))
 }
 
-fn parse_json(line: &[u8], fields: &Fields) -> Parsed {
+/// The mutable value at a field path, found as [`json_field`] finds it.
+fn json_field_mut<'a>(
+    object: &'a mut serde_json::Value,
+    name: &str,
+) -> Option<&'a mut serde_json::Value> {
+    if object.get(name).is_some() {
+        return object.get_mut(name);
+    }
+    name.split('.')
+        .try_fold(object, |value, part| value.get_mut(part))
+}
+
+fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Parsed {
     let Ok(text) = std::str::from_utf8(line) else {
         return Parsed::Bad("not valid UTF-8".to_owned());
     };
     if text.trim().is_empty() {
         return Parsed::Blank;
     }
-    let value: serde_json::Value = match serde_json::from_str(text) {
+    let mut value: serde_json::Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) => return Parsed::Bad(format!("malformed JSON: {e}")),
     };
     if !value.is_object() {
         return Parsed::Bad("not a JSON object".to_owned());
     }
-    let body = match json_field(&value, &fields.text) {
-        Some(serde_json::Value::String(s)) if s.trim().is_empty() => {
-            return Parsed::Bad(format!("field `{}` is empty", fields.text))
-        }
-        Some(serde_json::Value::String(s)) => s.clone(),
+    if let Some(survey) = survey {
+        survey.object(&value, fields);
+    }
+    match json_field(&value, &fields.text) {
+        // Empty and null texts are records without near-duplicates.
+        Some(serde_json::Value::String(_) | serde_json::Value::Null) => {}
         Some(_) => return Parsed::Bad(format!("field `{}` is not a string", fields.text)),
         None => return Parsed::Bad(format!("missing field `{}`", fields.text)),
-    };
+    }
     let id = match fields.id.as_deref().and_then(|f| json_field(&value, f)) {
         Some(serde_json::Value::String(s)) => Some(s.clone()),
         Some(serde_json::Value::Number(n)) => Some(n.to_string()),
@@ -133,11 +166,23 @@ fn parse_json(line: &[u8], fields: &Fields) -> Parsed {
             serde_json::Value::String(s) => s.trim().parse().ok(),
             _ => None,
         });
+    let body = match json_field_mut(&mut value, &fields.text).map(serde_json::Value::take) {
+        Some(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    };
+    if body.len() > MAX_DOCUMENT_BYTES {
+        return Parsed::Bad(too_large(body.len()));
+    }
     Parsed::Good(Good {
         id,
         text: body,
         score,
     })
+}
+
+/// The reason of a text above the document limit.
+pub(super) fn too_large(len: usize) -> String {
+    format!("text of {len} bytes, above the limit of {MAX_DOCUMENT_BYTES}")
 }
 
 /// Records every byte read through it, so that a CSV record's original
@@ -217,16 +262,26 @@ impl CsvSource {
         let header_raw = reader.get_mut().cut(0, end);
         let after_cr = header_raw.last() == Some(&b'\r');
         let column = |name: &str| header.iter().position(|h| h == name.as_bytes());
+        let columns = || {
+            let names: Vec<String> = header
+                .iter()
+                .take(50)
+                .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
+                .collect();
+            names.join(", ")
+        };
         let Some(text) = column(&fields.text) else {
             return fail(format!(
-                "the CSV header of {path} has no column `{}` (--text-field)",
-                fields.text
+                "the CSV header of {path} has no column `{}` (--text-field); its columns: {}",
+                fields.text,
+                columns()
             ));
         };
         let id = match &fields.id {
             Some(name) => Some(column(name).ok_or_else(|| {
                 CliError::Message(format!(
-                    "the CSV header of {path} has no column `{name}` (--id-field)"
+                    "the CSV header of {path} has no column `{name}` (--id-field); its columns: {}",
+                    columns()
                 ))
             })?),
             None => None,
@@ -254,8 +309,10 @@ impl CsvSource {
 
     pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, CliError> {
         let mut units = Vec::new();
-        let mut raw = Vec::new();
-        while units.len() < self.chunk {
+        let mut raw: Vec<Vec<u8>> = Vec::new();
+        let mut bytes = 0;
+        while units.len() < self.chunk && bytes < CHUNK_BYTES {
+            bytes += raw.last().map_or(0, Vec::len);
             let start = self.reader.position().byte();
             match self.reader.read_byte_record(&mut self.record) {
                 Ok(false) => break,
@@ -316,8 +373,8 @@ impl CsvSource {
         let Ok(text) = std::str::from_utf8(&record[self.text]) else {
             return Parsed::Bad(format!("field `{text_name}` is not valid UTF-8"));
         };
-        if text.trim().is_empty() {
-            return Parsed::Bad(format!("field `{text_name}` is empty"));
+        if text.len() > MAX_DOCUMENT_BYTES {
+            return Parsed::Bad(too_large(text.len()));
         }
         let id = match self.id.map(|i| std::str::from_utf8(&record[i])) {
             Some(Ok("")) | None => None,
@@ -352,7 +409,7 @@ mod tests {
     fn json_fields_reach_into_nested_objects_and_prefer_a_whole_name() {
         let f = fields("meta.body", Some("meta.id"), Some("meta.n"));
         let line = br#"{"meta": {"body": "nested text", "id": 7, "n": "2.5"}}"#;
-        let Parsed::Good(good) = parse_json(line, &f) else {
+        let Parsed::Good(good) = parse_json(line, &f, None) else {
             panic!("a good record")
         };
         assert_eq!(good.text, "nested text");
@@ -360,13 +417,13 @@ mod tests {
         assert_eq!(good.score, Some(2.5));
         // A key that holds the dot itself wins.
         let line = br#"{"meta.body": "flat text", "meta": {"body": "nested"}}"#;
-        let Parsed::Good(good) = parse_json(line, &f) else {
+        let Parsed::Good(good) = parse_json(line, &f, None) else {
             panic!("a good record")
         };
         assert_eq!(good.text, "flat text");
         assert_eq!(good.id, None);
-        assert!(matches!(parse_json(b"   \r\n", &f), Parsed::Blank));
-        assert!(matches!(parse_json(b"[1]", &f), Parsed::Bad(r) if r == "not a JSON object"));
+        assert!(matches!(parse_json(b"   \r\n", &f, None), Parsed::Blank));
+        assert!(matches!(parse_json(b"[1]", &f, None), Parsed::Bad(r) if r == "not a JSON object"));
     }
 
     #[test]
