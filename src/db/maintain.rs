@@ -70,18 +70,63 @@ impl Database {
     /// [`Database::check`], plus the storage engine's own check of every
     /// page checksum (redb's `check_integrity`), which needs write access:
     /// redb also rebuilds its allocator state. Opening for writing repairs
-    /// a file whose writer crashed, so this is also the way to repair one.
+    /// a file whose writer crashed, so this is also the way to repair one;
+    /// the file is marked as closed cleanly when the handle closes: use
+    /// [`Database::close`] to learn whether that worked.
     ///
     /// # Errors
-    /// [`Error::ReadOnly`] on a read-only handle; storage errors.
+    /// [`Error::ReadOnly`] on a read-only handle; [`Error::Io`] when the
+    /// check cannot write what it repaired (a full disk); other storage
+    /// errors.
     pub fn check_pages(&mut self) -> Result<CheckReport> {
         let path = self.path.clone();
-        let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
-        let storage_ok =
-            crate::guard::guard(|| Ok(db.check_integrity().unwrap_or(false))).unwrap_or(false);
+        let db = self
+            .db
+            .writable_mut()
+            .ok_or(Error::ReadOnly { path: path.clone() })?;
+        let storage_ok = match crate::guard::guard(|| Ok(db.check_integrity())) {
+            Ok(Ok(clean)) => clean,
+            // Not damage: the check could not write what it repaired.
+            Ok(Err(redb::DatabaseError::Storage(redb::StorageError::Io(source)))) => {
+                return Err(self.poison(Error::Io {
+                    op: "check the pages of",
+                    path,
+                    source,
+                }));
+            }
+            Ok(Err(_)) | Err(_) => false,
+        };
         let mut report = self.check()?;
         report.storage_ok = Some(storage_ok);
         Ok(report)
+    }
+
+    /// Closes the handle, as dropping it does, but reports a failure,
+    /// which a drop cannot. Closing a writable handle writes the storage
+    /// engine's allocator state and marks the file as closed cleanly; when
+    /// that fails (a full disk), the file needs a repair, which its next
+    /// writable open makes, and read-only opens refuse it until then.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be written; other storage
+    /// errors.
+    pub fn close(self) -> Result<()> {
+        let path = self.path.clone();
+        let db = self.db;
+        crate::guard::guard(move || {
+            let closed = match db {
+                super::open::Store::Write(db) => db.close(),
+                super::open::Store::Read(db) => db.close(),
+            };
+            closed.map_err(|err| match err {
+                redb::DatabaseError::Storage(redb::StorageError::Io(source)) => Error::Io {
+                    op: "close",
+                    path,
+                    source,
+                },
+                other => Error::from(other),
+            })
+        })
     }
 
     fn walk_check(&self, report: &mut CheckReport) -> Result<()> {

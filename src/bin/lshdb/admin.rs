@@ -248,6 +248,19 @@ fn bucket_lines(deep: &lshdb::DeepStats) {
     }
 }
 
+/// The error of a `check --pages` whose repair could not be written.
+fn unsaved(file: &std::path::Path, err: lshdb::Error) -> crate::CliError {
+    if !matches!(err, lshdb::Error::Io { .. }) {
+        return err.into();
+    }
+    crate::CliError::Message(format!(
+        "{}; the repair is not saved, and the file still needs one: run `lshdb check --pages {}` \
+         again once it can be written",
+        crate::CliError::Lib(err),
+        crate::output::shell_arg(&file.to_string_lossy())
+    ))
+}
+
 /// Full integrity check, read-only; exit code 3 when damage is found.
 #[derive(clap::Args)]
 #[command(
@@ -272,7 +285,12 @@ pub struct CheckArgs {
 pub fn check(args: &CheckArgs) -> CmdResult {
     let bar = crate::output::spinner("checking");
     let report = if args.pages {
-        open_waiting(&args.file, &args.wait)?.check_pages()?
+        let mut db = open_waiting(&args.file, &args.wait)?;
+        let report = db.check_pages().map_err(|err| unsaved(&args.file, err))?;
+        // The repair is saved as the file closes: a failure there (a full
+        // disk) is this command's failure, before any verdict is printed.
+        db.close().map_err(|err| unsaved(&args.file, err))?;
+        report
     } else {
         open_read_only(&args.file)?.check()?
     };
@@ -419,4 +437,25 @@ pub fn rebuild(args: &RebuildArgs) -> CmdResult {
         containment_words(s)
     ));
     Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_unsaved_repair_names_the_cause_and_what_to_do() {
+        let err = lshdb::Error::Io {
+            op: "close",
+            path: "my db.lshdb".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        };
+        let text = super::unsaved(std::path::Path::new("my db.lshdb"), err).to_string();
+        for part in [
+            "cannot close my db.lshdb",
+            "No space left on device",
+            "the repair is not saved",
+            "`lshdb check --pages 'my db.lshdb'`",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+    }
 }
