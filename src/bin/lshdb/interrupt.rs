@@ -21,8 +21,10 @@
 //!   exits with 130. A write command that is one indivisible step
 //!   (`compact`, `rebuild`, `check --pages`) finishes that step. Input that
 //!   could block (standard input, a pipe) is read on a thread of its own
-//!   ([`interruptible`]), so the main thread never waits where it cannot
-//!   look.
+//!   ([`interruptible`], [`unless_interrupted`]), so the main thread never
+//!   waits where it cannot look. A named input is opened before the
+//!   database: opening a FIFO waits for its writer, which Ctrl-C then ends
+//!   at once, with nothing held.
 //! - A command that only reads (its handle is read-only; nothing needs
 //!   closing) and checks [`interrupted`] in its loops ([`catch_interrupt`])
 //!   gets a grace period of [`GRACE`] to notice; a read command that never
