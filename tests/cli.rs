@@ -238,7 +238,7 @@ fn get_and_stats() {
     let out = cli2.run(&["get", &db2, "f2-c"]).ok();
     assert!(out.stdout.contains("(not stored;"), "{}", out.stdout);
 
-    let v = cli.run(&["stats", &db, "--json"]).ok().json();
+    let v = cli.run(&["stats", &db, "--json", "--deep"]).ok().json();
     let docs = corpus().len() as u64;
     assert_eq!(v["documents"], docs);
     let (length, allocated) = (
@@ -276,10 +276,55 @@ fn get_and_stats() {
     for key in ["bytes_per_document", "mean_shingles", "largest_buckets"] {
         assert!(v.get(key).is_some(), "{key} missing: {v}");
     }
-    let out = cli.run(&["stats", &db]).ok();
+    let out = cli.run(&["stats", &db, "--deep"]).ok();
     assert!(
         out.stdout
             .starts_with("file        db.lshdb\ndocuments   11 ("),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(" shingles on average)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\nlargest buckets"), "{}", out.stdout);
+
+    // Without --deep, nothing that walks every signature or posting: the
+    // same counts, and no bucket figures.
+    let cheap = cli.run(&["stats", &db, "--json"]).ok().json();
+    for key in [
+        "documents",
+        "file_bytes",
+        "allocated_bytes",
+        "bytes_per_document",
+        "settings",
+        "runs",
+        "run_postings",
+        "fresh_postings",
+        "simhash_postings",
+        "containment_postings",
+    ] {
+        assert_eq!(cheap[key], v[key], "{key}: {cheap}");
+    }
+    for key in [
+        "mean_shingles",
+        "buckets",
+        "postings",
+        "bucket_size_histogram",
+        "largest_buckets",
+    ] {
+        assert!(cheap.get(key).is_none(), "{key} without --deep: {cheap}");
+    }
+    let out = cli.run(&["stats", &db]).ok();
+    assert!(
+        out.stdout
+            .starts_with("file        db.lshdb\ndocuments   11 (")
+            && out.stdout.contains(
+                "\nbuckets     not counted (--deep reads every posting), 0 SimHash postings\n"
+            )
+            && !out.stdout.contains("shingles on average")
+            && !out.stdout.contains("largest buckets"),
         "{}",
         out.stdout
     );

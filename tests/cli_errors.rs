@@ -239,7 +239,10 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
     cli.write("corpus.jsonl", jsonl(&corpus()));
     cli.run(&["add", "db.lshdb", "--jsonl", "corpus.jsonl"])
         .ok();
-    let stats = cli.run(&["stats", "db.lshdb", "--json"]).ok().json();
+    let stats = cli
+        .run(&["stats", "db.lshdb", "--json", "--deep"])
+        .ok()
+        .json();
     assert_eq!(stats["settings"]["shingle"], "word:2");
     assert_eq!(stats["settings"]["scheme"], "one-permutation");
     let check = cli.run(&["check", "db.lshdb", "--json"]).ok().json();
@@ -249,7 +252,7 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
         assert_eq!(v["postings"], docs * bands, "{v}");
         assert_eq!(v["simhash_postings"], docs * 4, "{v}");
     }
-    let text = cli.run(&["stats", "db.lshdb"]).ok().stdout;
+    let text = cli.run(&["stats", "db.lshdb", "--deep"]).ok().stdout;
     assert!(
         text.contains("config      word:2, 128 one-permutation values"),
         "{text}"

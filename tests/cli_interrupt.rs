@@ -250,3 +250,74 @@ fn a_second_ctrl_c_on_a_writer_says_how_to_repair() {
     }
     panic!("every chunk was committed before the second Ctrl-C");
 }
+
+/// Makes a FIFO in the test's folder.
+fn mkfifo(cli: &Cli, name: &str) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(cli.path(name))
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success());
+}
+
+/// Ctrl-C ends a command waiting for its input: for a FIFO's writer
+/// (`add DB FIFO`, `add --jsonl FIFO`, `import --in FIFO`), or for the
+/// first bytes of standard input or of a FIFO whose writer says nothing.
+/// It exits 130 at once, and the database is not held locked while the
+/// command waits for a FIFO's writer: another writer can use it.
+#[test]
+fn ctrl_c_ends_a_wait_for_input_that_never_comes() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["add", "db.lshdb", "f"], "no writer"),
+        (&["add", "db.lshdb", "--jsonl", "f"], "no writer"),
+        (&["import", "db.lshdb", "--in", "f"], "no writer"),
+        (&["add", "db.lshdb", "f"], "silent writer"),
+        (&["add", "db.lshdb", "--jsonl", "-"], "silent stdin"),
+        (&["add", "db.lshdb", "-", "--key", "k"], "silent stdin"),
+        (&["import", "db.lshdb"], "silent stdin"),
+    ];
+    'cases: for (args, waits_for) in cases {
+        for _attempt in 0..3 {
+            let cli = Cli::new();
+            cli.run(&["create", "db.lshdb"]).ok();
+            mkfifo(&cli, "f");
+            let child = cli
+                .command(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn lshdb");
+            // A writer that never writes, for the FIFO or on standard input.
+            let fifo = cli.path("f");
+            let _writer = (waits_for == "silent writer").then(|| {
+                std::thread::spawn(move || {
+                    let file = std::fs::OpenOptions::new().write(true).open(fifo);
+                    std::thread::sleep(Duration::from_secs(30));
+                    drop(file);
+                })
+            });
+            std::thread::sleep(Duration::from_millis(1000));
+            if waits_for == "no writer" {
+                // Nothing holds the database while the FIFO has no writer.
+                let removed = cli.run(&["remove", "db.lshdb", "nothing"]);
+                assert_eq!(removed.code, 0, "{args:?}: {}", removed.stderr);
+            }
+            sigint(&child);
+            let Some((code, stdout, stderr, waited)) = wait_at_most(child, Duration::from_secs(10))
+            else {
+                continue; // the signal came before the handler was installed
+            };
+            assert_eq!(code, 130, "{args:?} ({waits_for}):\n{stdout}\n{stderr}");
+            assert!(waited < Duration::from_secs(2), "{args:?}: took {waited:?}");
+            let last = stderr.lines().last().unwrap_or_default();
+            assert!(last.starts_with("lshdb: interrupted"), "{args:?}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            // Closed cleanly: read-only commands open it.
+            let v = cli.run(&["stats", "db.lshdb", "--json"]).ok().json();
+            assert_eq!(v["documents"], 0, "{args:?}");
+            continue 'cases;
+        }
+        panic!("lshdb never installed its Ctrl-C handler");
+    }
+}

@@ -82,7 +82,10 @@ fn exit_codes_and_error_lines() {
         "lshdb: cannot open input absent.jsonl: No such file or directory (os error 2)"
     );
     let line = cli.run(&["scan", "no-such-folder"]).error_line();
-    assert_eq!(line, "lshdb: no-such-folder is not a folder");
+    assert_eq!(line, "lshdb: no-such-folder does not exist");
+    cli.write("a-file.txt", "text");
+    let line = cli.run(&["scan", "a-file.txt"]).error_line();
+    assert_eq!(line, "lshdb: a-file.txt is not a folder");
 }
 
 /// Every subcommand.

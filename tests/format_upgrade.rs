@@ -218,7 +218,7 @@ fn read_as_it_is_and_upgraded_on_write(version: u32) {
     assert_eq!(db.len().unwrap(), 41);
     assert_eq!(
         db.stats().unwrap().run_postings + db.stats().unwrap().fresh_postings,
-        db.stats().unwrap().postings + 41 + 25,
+        db.stats_deep().unwrap().deep.unwrap().postings + 41 + 25,
         "band postings, 41 key postings, 25 dead ones"
     );
     assert!(db.get("f1-m0").unwrap().is_none()); // removed before

@@ -73,9 +73,9 @@ fn a_fresh_database_is_clean() {
     assert_eq!(report.documents, DOCS_N);
     assert_eq!(report.postings, DOCS_N * db.settings().bands as u64);
     assert_eq!(report.problem_count, 0);
-    let stats = db.stats().unwrap();
+    let stats = db.stats_deep().unwrap();
     assert_eq!(stats.documents, DOCS_N);
-    assert_eq!(stats.postings, report.postings);
+    assert_eq!(stats.deep.unwrap().postings, report.postings);
     assert!(stats.file_bytes > 0);
 
     // With SimHash blocks, the block postings are counted apart, as stats
@@ -87,9 +87,9 @@ fn a_fresh_database_is_clean() {
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.postings, DOCS_N * db.settings().bands as u64);
     assert_eq!(report.simhash_postings, DOCS_N * 4);
-    let stats = db.stats().unwrap();
+    let stats = db.stats_deep().unwrap();
     assert_eq!(
-        (stats.postings, stats.simhash_postings),
+        (stats.deep.unwrap().postings, stats.simhash_postings),
         (report.postings, report.simhash_postings)
     );
     // An empty database is clean too.
@@ -390,4 +390,82 @@ fn a_foreign_key_posting_does_not_mislead_look_ups() {
     assert!(db.remove(&owner).unwrap());
     assert!(!db.contains(&owner).unwrap());
     assert!(db.contains(&other).unwrap());
+}
+
+/// `stats` reads no signature and no posting — table lengths, the run list
+/// and the file's metadata only — so it answers at once at any size: it
+/// still answers when the run blocks or the signatures are damaged, where
+/// `stats_deep`, which walks them for the bucket sizes, fails. Its counts
+/// are those of `stats_deep`.
+#[test]
+fn stats_walks_nothing_and_stats_deep_walks_everything() {
+    const SIGS: TableDefinition<u64, &[u8]> = TableDefinition::new("sigs");
+    const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
+        TableDefinition::new("run_blocks");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.lshdb");
+    let db = Database::create(&path, Config::jaccard(0.8).simhash(3)).unwrap();
+    let corpus = common::families(0x5747, FAMILIES, MEMBERS, 30);
+    let docs = corpus.iter().enumerate().flat_map(|(f, family)| {
+        family
+            .iter()
+            .enumerate()
+            .map(move |(m, text)| (common::key(f, m), text.clone()))
+    });
+    db.insert_bulk(docs, &lshdb::BulkOptions::default(), |_| true)
+        .unwrap();
+    let bands = db.settings().bands as u64;
+    let (cheap, full) = (db.stats().unwrap(), db.stats_deep().unwrap());
+    let counts = |s: &lshdb::Stats| {
+        (
+            s.documents,
+            s.runs,
+            s.run_postings,
+            s.fresh_postings,
+            s.simhash_postings,
+            s.containment_postings,
+        )
+    };
+    assert_eq!(counts(&cheap), counts(&full));
+    assert_eq!(cheap.file_bytes, full.file_bytes);
+    assert_eq!(
+        (cheap.documents, cheap.simhash_postings),
+        (DOCS_N, DOCS_N * 4)
+    );
+    assert!(cheap.runs >= 1 && cheap.run_postings >= DOCS_N * bands);
+    assert!(cheap.deep.is_none());
+    let deep = full.deep.unwrap();
+    assert_eq!(deep.postings, DOCS_N * bands);
+    assert_eq!(deep.histogram.iter().sum::<u64>(), deep.buckets);
+    assert!(deep.buckets >= bands && deep.largest.len() == 10);
+    assert!(deep.mean_shingles > 10.0, "{}", deep.mean_shingles);
+    drop(db);
+
+    // Every run block damaged, then every signature too.
+    tamper(&path, |txn| {
+        let mut blocks = txn.open_table(RUN_BLOCKS).unwrap();
+        let keys: Vec<_> = blocks
+            .iter()
+            .unwrap()
+            .map(|e| e.unwrap().0.value())
+            .collect();
+        assert!(!keys.is_empty());
+        for key in keys {
+            blocks.insert(key, &b"damaged"[..]).unwrap();
+        }
+    });
+    let db = Database::open(&path).unwrap();
+    assert_eq!(counts(&db.stats().unwrap()), counts(&cheap));
+    assert!(matches!(db.stats_deep(), Err(Error::Corrupted(_))));
+    drop(db);
+    tamper(&path, |txn| {
+        let mut sigs = txn.open_table(SIGS).unwrap();
+        let ids: Vec<u64> = sigs.iter().unwrap().map(|e| e.unwrap().0.value()).collect();
+        for id in ids {
+            sigs.insert(id, &b"damaged"[..]).unwrap();
+        }
+    });
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.stats().unwrap().documents, DOCS_N);
+    assert!(matches!(db.stats_deep(), Err(Error::Corrupted(_))));
 }

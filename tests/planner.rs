@@ -56,7 +56,10 @@ fn large_buckets_are_cut_at_max_bucket() {
     let dir = tempfile::tempdir().unwrap();
     let (db, _) = boilerplate_db(&dir);
     let bands = db.settings().bands;
-    assert_eq!(db.stats().unwrap().largest[0].2, COPIES as u64);
+    assert_eq!(
+        db.stats_deep().unwrap().deep.unwrap().largest[0].2,
+        COPIES as u64
+    );
 
     let capped = db.query(BOILERPLATE).max_bucket(10).run().unwrap();
     assert_consistent(&capped, bands);

@@ -101,7 +101,7 @@ fn exercise_settings(record: &[u8]) {
     let _ = db.for_each(|_| true);
     let _ = db.pairs(0.5, |_| true);
     let _ = db.groups(0.5);
-    let _ = db.stats();
+    let _ = db.stats_deep();
     let _ = db.check_pages();
     let _ = db.remove("fuzz");
 }

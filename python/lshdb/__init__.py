@@ -519,11 +519,16 @@ class Database:
 
     # -- maintenance -------------------------------------------------------
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self, *, deep: bool = False) -> Dict[str, Any]:
         """Document count, file length (``file_bytes``) and size on disk
-        (``allocated_bytes``), mean shingles, buckets, postings and the
-        bucket-size histogram."""
-        return self._db.stats()
+        (``allocated_bytes``), and where the postings are stored (``runs``,
+        ``run_postings``, ``fresh_postings``, ``simhash_postings``,
+        ``containment_postings``): counts the file keeps, so this answers at
+        once at any size. ``deep=True`` adds ``mean_shingles``, ``buckets``,
+        ``postings``, ``histogram`` (buckets per power of two of their size)
+        and ``largest`` (``(band, key, documents)``), which read every
+        signature and posting: seconds at millions of documents."""
+        return self._db.stats(deep=deep)
 
     def check(self, *, pages: bool = False) -> Dict[str, Any]:
         """Walks the whole file without changing it (works read-only and

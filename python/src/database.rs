@@ -515,19 +515,28 @@ impl Database {
         })
     }
 
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.read(py, |db| Ok(db.stats()?))?;
+    #[pyo3(signature = (*, deep = false))]
+    fn stats<'py>(&self, py: Python<'py>, deep: bool) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.read(py, |db| {
+            Ok(if deep { db.stats_deep()? } else { db.stats()? })
+        })?;
         guard(py, || {
             let d = PyDict::new(py);
             d.set_item("documents", s.documents)?;
             d.set_item("file_bytes", s.file_bytes)?;
             d.set_item("allocated_bytes", s.allocated_bytes)?;
-            d.set_item("mean_shingles", s.mean_shingles)?;
-            d.set_item("buckets", s.buckets)?;
-            d.set_item("postings", s.postings)?;
             d.set_item("simhash_postings", s.simhash_postings)?;
-            d.set_item("histogram", s.histogram.clone())?;
-            d.set_item("largest", s.largest.clone())?;
+            d.set_item("containment_postings", s.containment_postings)?;
+            d.set_item("runs", s.runs)?;
+            d.set_item("run_postings", s.run_postings)?;
+            d.set_item("fresh_postings", s.fresh_postings)?;
+            if let Some(deep) = &s.deep {
+                d.set_item("mean_shingles", deep.mean_shingles)?;
+                d.set_item("buckets", deep.buckets)?;
+                d.set_item("postings", deep.postings)?;
+                d.set_item("histogram", deep.histogram.clone())?;
+                d.set_item("largest", deep.largest.clone())?;
+            }
             Ok(d)
         })
     }

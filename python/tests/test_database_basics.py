@@ -82,7 +82,13 @@ def test_pairs_stream_groups_and_exact_pairs(db: lshdb.Database) -> None:
 def test_stats_check_compact_rebuild_labels(db: lshdb.Database) -> None:
     db.insert_many(corpus())
     stats = db.stats()
-    assert stats["documents"] == 60 and stats["postings"] > 0
+    assert stats["documents"] == 60 and stats["run_postings"] + stats["fresh_postings"] > 0
+    # The bucket figures walk every posting: only with deep=True.
+    assert "postings" not in stats and "histogram" not in stats, stats
+    deep = db.stats(deep=True)
+    assert deep["documents"] == 60 and deep["postings"] == 60 * db.settings["bands"]
+    assert sum(deep["histogram"]) == deep["buckets"] and deep["largest"], deep
+    assert {k: deep[k] for k in stats} == stats
     report = db.check()
     assert report["clean"] and report["documents"] == 60 and report["problems"] == []
     assert db.check(pages=True)["storage_ok"] is True

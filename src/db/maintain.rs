@@ -1,10 +1,9 @@
-//! Maintenance: integrity check, compaction and statistics (re-banding is
-//! `reband.rs`).
+//! Maintenance: integrity check and compaction (statistics are
+//! `stats.rs`, re-banding is `reband.rs`).
 
 use super::Database;
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::containment;
-use crate::store::runs::RunTables;
 use crate::store::tables::{Index, Postings, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata};
@@ -19,11 +18,11 @@ const MAX_PROBLEMS: usize = 1000;
 pub struct CheckReport {
     /// Documents walked.
     pub documents: u64,
-    /// LSH bucket postings walked (as [`Stats::postings`] counts them).
+    /// LSH bucket postings walked (as [`crate::DeepStats::postings`] counts them).
     pub postings: u64,
-    /// SimHash block postings walked (as [`Stats::simhash_postings`]).
+    /// SimHash block postings walked (as [`crate::Stats::simhash_postings`]).
     pub simhash_postings: u64,
-    /// Containment index postings (as [`Stats::containment_postings`]).
+    /// Containment index postings (as [`crate::Stats::containment_postings`]).
     pub containment_postings: u64,
     /// Whether the storage engine's own check of every page checksum
     /// passed; `None` when it was not run (see [`Database::check_pages`]).
@@ -46,45 +45,6 @@ impl CheckReport {
             self.problems.push(what);
         }
     }
-}
-
-/// What [`Database::stats`] reports.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Stored documents.
-    pub documents: u64,
-    /// The file's length in bytes.
-    pub file_bytes: u64,
-    /// Bytes the file occupies on disk (on Unix, its allocated blocks; the
-    /// length elsewhere). redb grows a file by doubling, and later by whole
-    /// regions, leaving the unwritten tail sparse, so this can be less
-    /// than [`Stats::file_bytes`].
-    pub allocated_bytes: u64,
-    /// Mean number of distinct shingles per document.
-    pub mean_shingles: f64,
-    /// Non-empty buckets over all bands.
-    pub buckets: u64,
-    /// LSH bucket postings over all bands.
-    pub postings: u64,
-    /// SimHash block postings (0 without a SimHash index).
-    pub simhash_postings: u64,
-    /// Containment index postings, one per prefix tree per document (0
-    /// without a containment index).
-    pub containment_postings: u64,
-    /// `histogram[i]` = buckets holding 2^i to 2^(i+1) − 1 documents.
-    pub histogram: Vec<u64>,
-    /// The largest buckets as (band, bucket key, documents), largest first.
-    pub largest: Vec<(u32, u64, u64)>,
-    /// Posting runs (format 2), and the postings they hold — those of
-    /// removed documents that no merge has dropped yet included.
-    pub runs: usize,
-    /// Postings in runs: band postings and (format 4) key postings, one
-    /// per document.
-    pub run_postings: u64,
-    /// Fresh postings (those of single writes, not yet in a run), band and
-    /// key postings.
-    pub fresh_postings: u64,
 }
 
 impl Database {
@@ -110,18 +70,63 @@ impl Database {
     /// [`Database::check`], plus the storage engine's own check of every
     /// page checksum (redb's `check_integrity`), which needs write access:
     /// redb also rebuilds its allocator state. Opening for writing repairs
-    /// a file whose writer crashed, so this is also the way to repair one.
+    /// a file whose writer crashed, so this is also the way to repair one;
+    /// the file is marked as closed cleanly when the handle closes: use
+    /// [`Database::close`] to learn whether that worked.
     ///
     /// # Errors
-    /// [`Error::ReadOnly`] on a read-only handle; storage errors.
+    /// [`Error::ReadOnly`] on a read-only handle; [`Error::Io`] when the
+    /// check cannot write what it repaired (a full disk); other storage
+    /// errors.
     pub fn check_pages(&mut self) -> Result<CheckReport> {
         let path = self.path.clone();
-        let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
-        let storage_ok =
-            crate::guard::guard(|| Ok(db.check_integrity().unwrap_or(false))).unwrap_or(false);
+        let db = self
+            .db
+            .writable_mut()
+            .ok_or(Error::ReadOnly { path: path.clone() })?;
+        let storage_ok = match crate::guard::guard(|| Ok(db.check_integrity())) {
+            Ok(Ok(clean)) => clean,
+            // Not damage: the check could not write what it repaired.
+            Ok(Err(redb::DatabaseError::Storage(redb::StorageError::Io(source)))) => {
+                return Err(self.poison(Error::Io {
+                    op: "check the pages of",
+                    path,
+                    source,
+                }));
+            }
+            Ok(Err(_)) | Err(_) => false,
+        };
         let mut report = self.check()?;
         report.storage_ok = Some(storage_ok);
         Ok(report)
+    }
+
+    /// Closes the handle, as dropping it does, but reports a failure,
+    /// which a drop cannot. Closing a writable handle writes the storage
+    /// engine's allocator state and marks the file as closed cleanly; when
+    /// that fails (a full disk), the file needs a repair, which its next
+    /// writable open makes, and read-only opens refuse it until then.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be written; other storage
+    /// errors.
+    pub fn close(self) -> Result<()> {
+        let path = self.path.clone();
+        let db = self.db;
+        crate::guard::guard(move || {
+            let closed = match db {
+                super::open::Store::Write(db) => db.close(),
+                super::open::Store::Read(db) => db.close(),
+            };
+            closed.map_err(|err| match err {
+                redb::DatabaseError::Storage(redb::StorageError::Io(source)) => Error::Io {
+                    op: "close",
+                    path,
+                    source,
+                },
+                other => Error::from(other),
+            })
+        })
     }
 
     fn walk_check(&self, report: &mut CheckReport) -> Result<()> {
@@ -358,85 +363,5 @@ impl Database {
             let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
             Ok(db.compact()?)
         })
-    }
-
-    /// Document count, size on disk, and the bucket-size distribution.
-    pub fn stats(&self) -> Result<Stats> {
-        crate::guard::guard(|| {
-            let txn = self.db.begin_read()?;
-            let tables = ReadTables::open(&txn)?;
-            let runs = tables.runs.as_ref();
-            let metadata = std::fs::metadata(&self.path).ok();
-            let mut stats = Stats {
-                runs: runs.map_or(0, |r| r.list().len()),
-                run_postings: runs.map_or(0, RunTables::postings_count),
-                fresh_postings: tables.buckets.len()?,
-                documents: tables.len()?,
-                file_bytes: metadata.as_ref().map_or(0, |m| m.len()),
-                allocated_bytes: metadata.as_ref().map_or(0, allocated),
-                ..Stats::default()
-            };
-            let mut shingles = 0u64;
-            for entry in tables.sigs.iter()? {
-                let (id, bytes) = entry?;
-                shingles += u64::from(
-                    codec::peek_set_len(bytes.value())
-                        .map_err(|e| crate::store::tables::context(e, "signature", id.value()))?,
-                );
-            }
-            if stats.documents > 0 {
-                stats.mean_shingles = shingles as f64 / stats.documents as f64;
-            }
-            let mut current: Option<((u32, u64), u64)> = None;
-            let record_bucket = |stats: &mut Stats, (band, key): (u32, u64), size: u64| {
-                stats.buckets += 1;
-                let class = (63 - size.leading_zeros()) as usize;
-                if stats.histogram.len() <= class {
-                    stats.histogram.resize(class + 1, 0);
-                }
-                stats.histogram[class] += 1;
-                stats.largest.push((band, key, size));
-                if stats.largest.len() > 64 {
-                    stats.largest.sort_by_key(|b| std::cmp::Reverse(b.2));
-                    stats.largest.truncate(10);
-                }
-            };
-            for entry in tables.all_postings()? {
-                let (band, key, _) = entry?;
-                stats.postings += 1;
-                current = match current {
-                    Some((bucket, size)) if bucket == (band, key) => Some((bucket, size + 1)),
-                    Some((bucket, size)) => {
-                        record_bucket(&mut stats, bucket, size);
-                        Some(((band, key), 1))
-                    }
-                    None => Some(((band, key), 1)),
-                };
-            }
-            if let Some((bucket, size)) = current {
-                record_bucket(&mut stats, bucket, size);
-            }
-            stats.simhash_postings = tables.blocks.len()?;
-            if let Some(table) = containment::open_read(&txn)? {
-                stats.containment_postings = table.len()?;
-            }
-            stats
-                .largest
-                .sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-            stats.largest.truncate(10);
-            Ok(stats)
-        })
-    }
-}
-
-/// The bytes a file occupies on disk.
-fn allocated(metadata: &std::fs::Metadata) -> u64 {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::MetadataExt::blocks(metadata) * 512
-    }
-    #[cfg(not(unix))]
-    {
-        metadata.len()
     }
 }

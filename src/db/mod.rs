@@ -23,6 +23,7 @@ mod pairs;
 mod query;
 mod reband;
 mod salvage;
+mod stats;
 mod unique;
 mod writer;
 
@@ -32,10 +33,11 @@ pub use bulk::{
 };
 pub use containment::ContainmentQuery;
 pub use labels::MAX_LABEL_BYTES;
-pub use maintain::{CheckReport, Stats};
+pub use maintain::CheckReport;
 pub use open::Builder;
 pub use query::Query;
 pub use salvage::SkippedDocument;
+pub use stats::{DeepStats, Stats};
 pub use unique::UniqueReport;
 
 use crate::config::{Config, Settings};

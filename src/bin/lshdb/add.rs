@@ -184,8 +184,20 @@ enum Source {
     Given(PathBuf),
     /// A regular file found by walking a folder (never a link).
     Walked(PathBuf),
+    /// A path given on the command line that is not a regular file (a
+    /// FIFO, a device), opened before the database: opening a FIFO waits
+    /// for its writer.
+    Opened(std::io::Result<std::fs::File>),
     /// Standard input.
     Stdin,
+}
+
+/// A given path as a [`Source`]: opened now when it is a FIFO or a device.
+fn given(path: &Path) -> Source {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Source::Opened(std::fs::File::open(path)),
+        _ => Source::Given(path.to_owned()),
+    }
 }
 
 /// The documents `add PATHS` reads, with their keys: folders walked (see
@@ -209,10 +221,7 @@ fn expand(args: &Args) -> Result<Vec<(String, Source)>, CliError> {
             let found = crate::walk::walk(path, &args.walk, skip.as_deref(), &prefix)?;
             out.extend(found.files.into_iter().map(|(k, p)| (k, Source::Walked(p))));
         } else {
-            out.push((
-                path.to_string_lossy().into_owned(),
-                Source::Given(path.clone()),
-            ));
+            out.push((path.to_string_lossy().into_owned(), given(path)));
         }
     }
     if args.key.is_some() && !args.paths.iter().any(|p| p.as_os_str() == "-") {
@@ -221,23 +230,33 @@ fn expand(args: &Args) -> Result<Vec<(String, Source)>, CliError> {
     Ok(out)
 }
 
+/// The documents of `add PATHS`, read one at a time. A FIFO, a device or
+/// standard input may keep the reader waiting: it is read on a thread of
+/// its own, and Ctrl-C ends the documents there.
 fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Record, InputError>> {
-    docs.into_iter().map(|(key, source)| {
+    use crate::interrupt::unless_interrupted;
+    docs.into_iter().map_while(|(key, source)| {
         let bad = |reason: String| InputError::Bad { line: 0, reason };
-        let read = match &source {
-            Source::Given(path) => read_text_file(path),
-            Source::Walked(path) => match crate::input::read_regular_file(path) {
-                Ok(Some(text)) => Ok(text),
-                Ok(None) => Err(std::io::Error::other("no longer a regular file")),
-                Err(e) => Err(e),
-            },
-            Source::Stdin => crate::input::read_text_stream(std::io::stdin()),
-        };
         let key_text = match source {
             Source::Stdin => "standard input".to_owned(),
             _ => key.clone(),
         };
-        match read {
+        let read = match source {
+            Source::Given(ref path) => read_text_file(path),
+            Source::Walked(ref path) => match crate::input::read_regular_file(path) {
+                Ok(Some(text)) => Ok(text),
+                Ok(None) => Err(std::io::Error::other("no longer a regular file")),
+                Err(e) => Err(e),
+            },
+            Source::Opened(Err(e)) => Err(e),
+            Source::Opened(Ok(file)) => {
+                unless_interrupted(move || crate::input::read_text_stream(file))?
+            }
+            Source::Stdin => {
+                unless_interrupted(|| crate::input::read_text_stream(std::io::stdin()))?
+            }
+        };
+        Some(match read {
             Ok(FileText::Text(text)) if text.trim().is_empty() => {
                 Err(bad(format!("{key_text}: empty file")))
             }
@@ -252,60 +271,88 @@ fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Reco
                 lshdb::MAX_DOCUMENT_BYTES
             ))),
             Err(e) => Err(bad(format!("{key_text}: {e}"))),
-        }
+        })
     })
 }
 
+/// Records read as documents, and the progress bar they move.
+type Input = (
+    Box<dyn Iterator<Item = Result<Record, InputError>>>,
+    ProgressBar,
+);
+
 pub fn run(args: &Args) -> CmdResult {
     JSON_SUMMARY.store(args.json, Ordering::Relaxed);
+    // Named inputs are opened before the database: opening a FIFO waits
+    // for its writer, and Ctrl-C must end that wait at once, without the
+    // database held locked meanwhile. Standard input needs no opening.
+    let named = match args.jsonl.as_deref() {
+        Some("-") => None,
+        Some(path) => Some(open_jsonl(args, path)?),
+        None => Some(file_input(expand(args)?)),
+    };
     let db = open_waiting(&args.file, &args.wait)?;
     catch_interrupt();
-    let mut skips = Skips::default();
-    // The bar moves per document read: over the bytes of a JSON Lines file,
-    // over the files given, or as a spinner on standard input.
-    let (input, bar): (Box<dyn Iterator<Item = Result<Record, InputError>>>, _) =
-        match args.jsonl.as_deref() {
-            Some("-") => {
-                skips.input = "standard input".to_owned();
-                let bar = progress(None, "adding");
-                let counter = bar.clone();
-                let reader = args.fields.open("-")?;
-                let records = reader.inspect(move |_| counter.inc(1));
-                (Box::new(crate::interrupt::interruptible(records)), bar)
-            }
-            Some(path) => {
-                skips.input = path.to_owned();
-                let name = Path::new(path);
-                let file = std::fs::File::open(name)
-                    .map_err(crate::io_context("cannot open input", name))?;
-                let size = file.metadata().ok().map(|m| m.len());
-                // Counted before decompression: the bar moves over the file.
-                let (reader, consumed) = Counting::new(std::io::BufReader::new(file));
-                let reader = crate::input::decoded(reader)
-                    .map_err(crate::io_context("cannot read input", name))?;
-                let bar = progress_bytes(size, "adding");
-                let counter = bar.clone();
-                let records = args
-                    .fields
-                    .reader(reader)
-                    .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
-                (Box::new(crate::interrupt::interruptible(records)), bar)
-            }
-            None => {
-                let docs = expand(args)?;
-                let bar = progress(Some(docs.len() as u64), "adding");
-                let counter = bar.clone();
-                let records = file_records(docs).inspect(move |_| counter.inc(1));
-                (Box::new(records), bar)
-            }
-        };
-    let skips = RefCell::new(skips);
+    let (input, bar) = match named {
+        Some(input) => input,
+        None => stdin_jsonl(args)?,
+    };
+    let skips = RefCell::new(Skips {
+        input: match args.jsonl.as_deref() {
+            Some("-") => "standard input".to_owned(),
+            Some(path) => path.to_owned(),
+            None => String::new(),
+        },
+        ..Skips::default()
+    });
     let records = good_records(input, &skips, args.strict);
     let summary = match args.unique {
         None => load_with(&db, records, args.batch, &bar)?,
         Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar)?,
     };
     report(&summary, skips.into_inner(), args.json)
+}
+
+/// JSON Lines on standard input, with a spinner counting records. Its
+/// first bytes (is it compressed?) may take long to come: Ctrl-C ends
+/// that wait too.
+fn stdin_jsonl(args: &Args) -> Result<Input, CliError> {
+    let stdin = crate::interrupt::unless_interrupted(|| crate::input::open_input("-"))
+        .ok_or_else(|| {
+            CliError::Interrupted("interrupted: no input was read; nothing was added".into())
+        })?
+        .map_err(crate::io_context("cannot open input", Path::new("-")))?;
+    let bar = progress(None, "adding");
+    let counter = bar.clone();
+    let records = args.fields.reader(stdin).inspect(move |_| counter.inc(1));
+    Ok((Box::new(crate::interrupt::interruptible(records)), bar))
+}
+
+/// Opens a JSON Lines file and reads its first bytes (is it compressed?);
+/// the bar moves over the file's bytes.
+fn open_jsonl(args: &Args, path: &str) -> Result<Input, CliError> {
+    let name = Path::new(path);
+    let file = std::fs::File::open(name).map_err(crate::io_context("cannot open input", name))?;
+    let size = file.metadata().ok().map(|m| m.len());
+    // Counted before decompression: the bar moves over the file.
+    let (reader, consumed) = Counting::new(std::io::BufReader::new(file));
+    let reader =
+        crate::input::decoded(reader).map_err(crate::io_context("cannot read input", name))?;
+    let bar = progress_bytes(size, "adding");
+    let counter = bar.clone();
+    let records = args
+        .fields
+        .reader(reader)
+        .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
+    Ok((Box::new(crate::interrupt::interruptible(records)), bar))
+}
+
+/// The documents of `add PATHS`, one per file; the bar counts files.
+fn file_input(docs: Vec<(String, Source)>) -> Input {
+    let bar = progress(Some(docs.len() as u64), "adding");
+    let counter = bar.clone();
+    let records = file_records(docs).inspect(move |_| counter.inc(1));
+    (Box::new(records), bar)
 }
 
 /// What a load did, all of it committed.

@@ -112,12 +112,19 @@ fn settings_json(s: &lshdb::Settings) -> serde_json::Value {
     })
 }
 
-/// Show documents, size on disk, configuration and bucket sizes.
+/// Show documents, size on disk and configuration; bucket sizes with
+/// --deep.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lshdb stats pages.lshdb --json")]
+#[command(after_help = "Examples:\n  lshdb stats pages.lshdb --json\n  \
+                        lshdb stats pages.lshdb --deep   # also bucket sizes (walks every posting)")]
 pub struct StatsArgs {
     /// The database file.
     file: PathBuf,
+    /// Also the bucket-size histogram, the largest buckets, the postings
+    /// and the mean shingles per document: reads every signature and
+    /// posting (seconds at millions of documents).
+    #[arg(long, alias = "histogram")]
+    deep: bool,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -125,7 +132,11 @@ pub struct StatsArgs {
 
 pub fn stats(args: &StatsArgs) -> CmdResult {
     let db = open_read_only(&args.file)?;
-    let stats = db.stats()?;
+    let stats = if args.deep {
+        db.stats_deep()?
+    } else {
+        db.stats()?
+    };
     let s = db.settings();
     let per_doc = if stats.documents > 0 {
         stats.allocated_bytes as f64 / stats.documents as f64
@@ -133,33 +144,19 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         0.0
     };
     if args.json {
-        json(&json!({
-            "documents": stats.documents,
-            "file_bytes": stats.file_bytes,
-            "allocated_bytes": stats.allocated_bytes,
-            "bytes_per_document": per_doc,
-            "mean_shingles": stats.mean_shingles,
-            "settings": settings_json(s),
-            "buckets": stats.buckets,
-            "postings": stats.postings,
-            "runs": stats.runs,
-            "run_postings": stats.run_postings,
-            "fresh_postings": stats.fresh_postings,
-            "simhash_postings": stats.simhash_postings,
-            "containment_postings": stats.containment_postings,
-            "bucket_size_histogram": stats.histogram.iter().enumerate().map(|(i, n)| json!({
-                "min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n
-            })).collect::<Vec<_>>(),
-            "largest_buckets": stats.largest.iter().map(|(band, key, size)| json!({
-                "band": band, "key": format!("{key:016x}"), "documents": size
-            })).collect::<Vec<_>>(),
-        }));
+        json(&stats_json(&stats, s, per_doc));
         return Ok(Outcome::Ok);
     }
     line(format_args!("file        {}", args.file.display()));
     line(format_args!(
-        "documents   {} ({} bytes on disk, {per_doc:.0} per document; file length {}; {:.1} shingles on average)",
-        stats.documents, stats.allocated_bytes, stats.file_bytes, stats.mean_shingles
+        "documents   {} ({} bytes on disk, {per_doc:.0} per document; file length {}{})",
+        stats.documents,
+        stats.allocated_bytes,
+        stats.file_bytes,
+        stats.deep.as_ref().map_or(String::new(), |d| format!(
+            "; {:.1} shingles on average",
+            d.mean_shingles
+        ))
     ));
     line(format_args!(
         "config      {}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}",
@@ -174,10 +171,14 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         if s.store_text { "stored" } else { "not stored" },
         containment_words(s),
     ));
+    let buckets = stats
+        .deep
+        .as_ref()
+        .map_or("not counted (--deep reads every posting)".to_owned(), |d| {
+            format!("{} non-empty, {} postings", d.buckets, d.postings)
+        });
     line(format_args!(
-        "buckets     {} non-empty, {} postings, {} SimHash postings{}",
-        stats.buckets,
-        stats.postings,
+        "buckets     {buckets}, {} SimHash postings{}",
         stats.simhash_postings,
         if s.containment.is_some() {
             format!(", {} containment postings", stats.containment_postings)
@@ -189,17 +190,75 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         "storage     {} posting run(s) holding {} postings, {} fresh postings",
         stats.runs, stats.run_postings, stats.fresh_postings
     ));
-    for (i, n) in stats.histogram.iter().enumerate() {
+    if let Some(deep) = &stats.deep {
+        bucket_lines(deep);
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `stats --json`: the deep fields only when they were counted.
+fn stats_json(stats: &lshdb::Stats, s: &lshdb::Settings, per_doc: f64) -> serde_json::Value {
+    let mut v = json!({
+        "documents": stats.documents,
+        "file_bytes": stats.file_bytes,
+        "allocated_bytes": stats.allocated_bytes,
+        "bytes_per_document": per_doc,
+        "settings": settings_json(s),
+        "runs": stats.runs,
+        "run_postings": stats.run_postings,
+        "fresh_postings": stats.fresh_postings,
+        "simhash_postings": stats.simhash_postings,
+        "containment_postings": stats.containment_postings,
+    });
+    if let (Some(deep), Some(object)) = (&stats.deep, v.as_object_mut()) {
+        let histogram = deep.histogram.iter().enumerate().map(|(i, n)| {
+            json!({"min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n})
+        });
+        let largest = deep.largest.iter().map(|(band, key, size)| {
+            json!({"band": band, "key": format!("{key:016x}"), "documents": size})
+        });
+        object.extend([
+            ("mean_shingles".to_owned(), json!(deep.mean_shingles)),
+            ("buckets".to_owned(), json!(deep.buckets)),
+            ("postings".to_owned(), json!(deep.postings)),
+            (
+                "bucket_size_histogram".to_owned(),
+                json!(histogram.collect::<Vec<_>>()),
+            ),
+            (
+                "largest_buckets".to_owned(),
+                json!(largest.collect::<Vec<_>>()),
+            ),
+        ]);
+    }
+    v
+}
+
+/// The bucket-size histogram and the largest buckets, as text.
+fn bucket_lines(deep: &lshdb::DeepStats) {
+    for (i, n) in deep.histogram.iter().enumerate() {
         let (lo, hi) = (1u64 << i, (1u64 << (i + 1)) - 1);
         line(format_args!("  size {lo:>6}..{hi:<6} {n:>10} buckets"));
     }
-    if !stats.largest.is_empty() {
+    if !deep.largest.is_empty() {
         line("largest buckets (band, key, documents):");
-        for (band, key, size) in &stats.largest {
+        for (band, key, size) in &deep.largest {
             line(format_args!("  {band:>3}  {key:016x}  {size}"));
         }
     }
-    Ok(Outcome::Ok)
+}
+
+/// The error of a `check --pages` whose repair could not be written.
+fn unsaved(file: &std::path::Path, err: lshdb::Error) -> crate::CliError {
+    if !matches!(err, lshdb::Error::Io { .. }) {
+        return err.into();
+    }
+    crate::CliError::Message(format!(
+        "{}; the repair is not saved, and the file still needs one: run `lshdb check --pages {}` \
+         again once it can be written",
+        crate::CliError::Lib(err),
+        crate::output::shell_arg(&file.to_string_lossy())
+    ))
 }
 
 /// Full integrity check, read-only; exit code 3 when damage is found.
@@ -226,7 +285,12 @@ pub struct CheckArgs {
 pub fn check(args: &CheckArgs) -> CmdResult {
     let bar = crate::output::spinner("checking");
     let report = if args.pages {
-        open_waiting(&args.file, &args.wait)?.check_pages()?
+        let mut db = open_waiting(&args.file, &args.wait)?;
+        let report = db.check_pages().map_err(|err| unsaved(&args.file, err))?;
+        // The repair is saved as the file closes: a failure there (a full
+        // disk) is this command's failure, before any verdict is printed.
+        db.close().map_err(|err| unsaved(&args.file, err))?;
+        report
     } else {
         open_read_only(&args.file)?.check()?
     };
@@ -373,4 +437,25 @@ pub fn rebuild(args: &RebuildArgs) -> CmdResult {
         containment_words(s)
     ));
     Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_unsaved_repair_names_the_cause_and_what_to_do() {
+        let err = lshdb::Error::Io {
+            op: "close",
+            path: "my db.lshdb".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        };
+        let text = super::unsaved(std::path::Path::new("my db.lshdb"), err).to_string();
+        for part in [
+            "cannot close my db.lshdb",
+            "No space left on device",
+            "the repair is not saved",
+            "`lshdb check --pages 'my db.lshdb'`",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+    }
 }

@@ -488,16 +488,38 @@ fn shingle_refusal(
     )))
 }
 
-pub fn import(args: &ImportArgs) -> CmdResult {
-    let db = open_waiting(&args.file, &args.wait)?;
-    catch_interrupt();
-    crate::add::JSON_SUMMARY.store(args.json, std::sync::atomic::Ordering::Relaxed);
-    let path = args.input.as_deref().unwrap_or("-");
+/// An input opened, with its export header if it has one.
+type Opened = (Option<serde_json::Value>, Box<dyn BufRead + Send>);
+
+/// Opens an import's input and reads its first line.
+fn open_import(path: &str) -> Result<Opened, CliError> {
     let input = open_input(path).map_err(crate::io_context(
         "cannot open input",
         std::path::Path::new(path),
     ))?;
-    let (header, input) = split_header(input)?;
+    split_header(input)
+}
+
+pub fn import(args: &ImportArgs) -> CmdResult {
+    crate::add::JSON_SUMMARY.store(args.json, std::sync::atomic::Ordering::Relaxed);
+    let path = args.input.as_deref().unwrap_or("-");
+    // A named input is opened (and its first line read) before the
+    // database: opening a FIFO waits for its writer, and Ctrl-C must end
+    // that wait at once, without the database held locked meanwhile.
+    // Standard input is read after, on a thread of its own, so that Ctrl-C
+    // also ends a wait for its first line.
+    let named = match path {
+        "-" => None,
+        _ => Some(open_import(path)?),
+    };
+    let db = open_waiting(&args.file, &args.wait)?;
+    catch_interrupt();
+    let (header, input) = match named {
+        Some(opened) => opened,
+        None => crate::interrupt::unless_interrupted(|| open_import("-")).ok_or_else(|| {
+            CliError::Interrupted("interrupted: no input was read; nothing was imported".into())
+        })??,
+    };
     let refusal = shingle_refusal(header.as_ref(), db.settings(), args.unchecked_shingles)?;
     let mut reader = JsonLines::new(input, "id", "text");
     if header.is_some() {

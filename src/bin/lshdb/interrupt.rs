@@ -21,8 +21,10 @@
 //!   exits with 130. A write command that is one indivisible step
 //!   (`compact`, `rebuild`, `check --pages`) finishes that step. Input that
 //!   could block (standard input, a pipe) is read on a thread of its own
-//!   ([`interruptible`]), so the main thread never waits where it cannot
-//!   look.
+//!   ([`interruptible`], [`unless_interrupted`]), so the main thread never
+//!   waits where it cannot look. A named input is opened before the
+//!   database: opening a FIFO waits for its writer, which Ctrl-C then ends
+//!   at once, with nothing held.
 //! - A command that only reads (its handle is read-only; nothing needs
 //!   closing) and checks [`interrupted`] in its loops ([`catch_interrupt`])
 //!   gets a grace period of [`GRACE`] to notice; a read command that never
@@ -97,6 +99,35 @@ pub fn interruptible<T: Send + 'static>(
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
         }
     })
+}
+
+/// Runs `work` on a thread of its own and waits for it here, looking for
+/// Ctrl-C meanwhile: `None` when Ctrl-C came first. For one step that may
+/// wait without end while a database is open for writing (reading the
+/// first bytes of standard input, or of a FIFO whose writer says nothing):
+/// the command then still ends promptly and closes the database. The
+/// thread is left waiting; the program ends soon after.
+pub fn unless_interrupted<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+    let worker = std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    loop {
+        if interrupted() {
+            return None;
+        }
+        match receiver.recv_timeout(Duration::from_millis(50)) {
+            Ok(done) => return Some(done),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            // The work panicked: so does the caller.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("the worker sends before it ends"),
+            },
+        }
+    }
 }
 
 /// Whether Ctrl-C was pressed. A true answer counts as noticing it: the

@@ -87,8 +87,13 @@ struct Counts {
 }
 
 pub fn run(args: &Args) -> CmdResult {
-    if !args.dir.is_dir() {
-        return fail(format!("{} is not a folder", args.dir.display()));
+    match std::fs::metadata(&args.dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return fail(format!("{} is not a folder", args.dir.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return fail(format!("{} does not exist", args.dir.display()));
+        }
+        Err(err) => return Err(crate::io_context("cannot read", &args.dir)(err)),
     }
     let root = crate::walk::escape(std::fs::canonicalize(&args.dir)?.as_os_str());
     let db_path = args.db.clone().unwrap_or_else(|| args.dir.join(".lshdb"));
