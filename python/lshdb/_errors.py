@@ -26,6 +26,7 @@ __all__ = [
     "StorageError",
     "DatabaseClosed",
     "InternalError",
+    "InvalidType",
 ]
 
 
@@ -98,3 +99,10 @@ class DatabaseClosed(LshdbError, ValueError):
 
 class InternalError(LshdbError):
     """A bug in lshdb (a Rust panic, caught before it reached Python)."""
+
+
+class InvalidType(InvalidInput, TypeError):
+    """An argument of the wrong type (an int key, bytes text, ``None`` for
+    a required value); the message names the call and the argument. Also a
+    :class:`InvalidInput` (so a ``ValueError``), as such arguments were
+    before this class existed."""
