@@ -59,6 +59,7 @@ from ._errors import (
     NotFound,
     Poisoned,
     ReadOnlyError,
+    SparkWorkerError,
     StorageError,
 )
 from ._inputs import item_bytes, texts as _texts
@@ -101,6 +102,7 @@ __all__ = [
     "DatabaseClosed",
     "InternalError",
     "InvalidType",
+    "SparkWorkerError",
 ]
 
 Item = Union[str, bytes, int]

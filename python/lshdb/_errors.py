@@ -27,6 +27,7 @@ __all__ = [
     "DatabaseClosed",
     "InternalError",
     "InvalidType",
+    "SparkWorkerError",
 ]
 
 
@@ -106,3 +107,9 @@ class InvalidType(InvalidInput, TypeError):
     a required value); the message names the call and the argument. Also a
     :class:`InvalidInput` (so a ``ValueError``), as such arguments were
     before this class existed."""
+
+
+class SparkWorkerError(LshdbError):
+    """``lshdb.spark``: Spark's Python workers cannot import lshdb, or import
+    another version than the driver's (set ``PYSPARK_PYTHON`` or
+    ``spark.pyspark.python``)."""
