@@ -250,3 +250,105 @@ def test_the_messages_read_well(db: lshdb.Database) -> None:
     # NumPy scalars are numbers and bools.
     db.insert("k", "some text")
     assert db.query("some text", threshold=np.float32(0.5), limit=np.int64(3), explain=np.bool_(False))  # type: ignore[call-overload]
+
+
+class FakeFrame:
+    """Stands for a DataFrame: the type checks run before any Spark work,
+    so lshdb.spark's are tested without Spark."""
+
+    sparkSession = None
+
+
+def spark_table(tmp: Path) -> Dict[str, Call]:
+    from lshdb import spark as ls
+
+    df = (FakeFrame(), "frame")
+    job = {
+        "df": df,
+        "id_col": ("id", "str"),
+        "text_col": ("text", "str"),
+        "threshold": (None, "real?"),
+        "config": (None, "config?"),
+        "max_bucket": (100, "int"),
+        "anchors": (4, "int"),
+        "partitions": (None, "int?"),
+        "checkpoint_dir": (None, "str?"),
+        "parallel": (False, "flag"),
+    }
+    return {
+        "pairs": Call(ls.pairs, "pairs", job),
+        "dedup": Call(
+            ls.dedup,
+            "dedup",
+            {
+                **job,
+                "keep": ("min_id", "str"),
+                "priority": (None, "str?"),
+                "max_rounds": (3, "int"),
+                "stats": (None, "dict?"),
+            },
+        ),
+        "write_database": Call(
+            ls.write_database,
+            "write_database",
+            {
+                "path": (tmp / "spark.lshdb", "path"),
+                "df": df,
+                "id_col": ("id", "str"),
+                "text_col": ("text", "str"),
+                "result": (None, "frame?"),
+                "keep_only": (True, "flag"),
+                "config": (None, "config?"),
+                "store_text": (False, "flag"),
+                "batch": (10, "int"),
+            },
+        ),
+        "Config": Call(
+            ls.Config,
+            "Config",
+            {
+                "threshold": (0.8, "real"),
+                "shingle": ("char:5", "str"),
+                "num_perm": (128, "int"),
+                "bands": (None, "int?"),
+                "rows": (None, "int?"),
+                "shingle_seed": (None, "int?"),
+                "minhash_seed": (None, "int?"),
+            },
+        ),
+    }
+
+
+BAD.update(
+    {
+        "frame": [None, [("a", "text")], "table"],
+        "frame?": [[("a", "text")], "table"],
+        "config?": [{"threshold": 0.8}, 0.8],
+        "dict?": [[], "stats"],
+    }
+)
+
+
+def test_the_spark_table_covers_lshdb_spark(tmp_path: Path) -> None:
+    from lshdb import spark as ls
+
+    calls = spark_table(tmp_path)
+    public = {name for name in ls.__all__ if callable(getattr(ls, name))}
+    assert public == set(calls)
+    for name, call in calls.items():
+        f = getattr(ls, name)
+        params = [p for p in inspect.signature(f).parameters if p != "self"]
+        assert sorted(params) == sorted(call.args), name
+
+
+@pytest.mark.parametrize("name", ["pairs", "dedup", "write_database", "Config"])
+def test_lshdb_spark_raises_invalid_type_naming_the_argument(tmp_path: Path, name: str) -> None:
+    call = spark_table(tmp_path)[name]
+    valid = {arg: value for arg, (value, _) in call.args.items()}
+    for arg, (_, kind) in call.args.items():
+        for bad in BAD.get(kind, []):
+            with pytest.raises(lshdb.InvalidType) as info:
+                call.call(**{**valid, arg: bad})
+            message = str(info.value)
+            assert f"`{arg}`" in message and message.startswith(f"{call.func}()"), (arg, bad, message)
+    assert not (tmp_path / "spark.lshdb").exists()
