@@ -40,6 +40,7 @@ from typing import (
 import numpy as np
 import numpy.typing as npt
 
+from . import _checks as _c
 from . import _lshdb
 from ._errors import (
     AlreadyOpen,
@@ -51,12 +52,14 @@ from ._errors import (
     IndexDisabled,
     InternalError,
     InvalidInput,
+    InvalidType,
     LshdbError,
     NeedsRepair,
     NotADatabase,
     NotFound,
     Poisoned,
     ReadOnlyError,
+    SparkWorkerError,
     StorageError,
 )
 from ._inputs import item_bytes, texts as _texts
@@ -98,6 +101,8 @@ __all__ = [
     "StorageError",
     "DatabaseClosed",
     "InternalError",
+    "InvalidType",
+    "SparkWorkerError",
 ]
 
 Item = Union[str, bytes, int]
@@ -205,9 +210,15 @@ class Database:
         ``simhash=D`` adds a SimHash index for searches up to D bits (≤ 7);
         ``store_text`` keeps each document's text for :meth:`get`.
 
-        Raises :class:`FileExists` when ``path`` exists and
-        :class:`InvalidInput` for an invalid configuration.
+        Raises :class:`FileExists` when ``path`` exists,
+        :class:`InvalidInput` for an invalid configuration and
+        :class:`InvalidType` for an argument of the wrong type (as every
+        call does).
         """
+        _config_types("create", threshold, shingle, num_perm, bands, rows, simhash, store_text)
+        _c.path("create", "path", path)
+        _c.count("create", "cache_bytes", cache_bytes, True)
+        _c.count("create", "record_cache_bytes", record_cache_bytes, True)
         return cls(
             _lshdb.Database.create(
                 path,
@@ -250,6 +261,14 @@ class Database:
         :class:`AlreadyOpen`, :class:`NeedsRepair` (read-only open of a file
         a crashed writer left), :class:`Corrupted`, :class:`StorageError`.
         """
+        _c.path("open", "path", path)
+        _c.flag("open", "read_only", read_only)
+        _c.real("open", "wait", wait, True)
+        _c.count("open", "cache_bytes", cache_bytes, True)
+        _c.count("open", "record_cache_bytes", record_cache_bytes, True)
+        _c.optional_mapping("open", "expect", expect)
+        if expect is not None:
+            _expect_types(expect)
         return cls(
             _lshdb.Database.open(
                 path,
@@ -312,6 +331,8 @@ class Database:
         durably. Raises :class:`InvalidInput` for an empty document, a key
         of 0 or more than ``MAX_KEY_BYTES`` bytes, or a text above
         ``MAX_DOCUMENT_BYTES``; :class:`ReadOnlyError`; :class:`Poisoned`."""
+        _c.string("insert", "key", key)
+        _c.string("insert", "text", text)
         self._db.insert(key, text)
 
     def insert_items(self, key: str, items: Iterable[Item]) -> None:
@@ -320,7 +341,8 @@ class Database:
         Each item is hashed whole: a ``str`` as its UTF-8, ``bytes`` as
         they are, an ``int`` as the UTF-8 of its decimal text — so ``42``
         and ``"42"`` are the same item."""
-        self._db.insert_items(key, item_bytes(items))
+        _c.string("insert_items", "key", key)
+        self._db.insert_items(key, item_bytes(items, _c.what("insert_items", "items")))
 
     def insert_unique(
         self,
@@ -334,9 +356,15 @@ class Database:
         near-duplicate with verified similarity ≥ ``threshold`` (default:
         the index threshold) and stores nothing, or inserts the document
         and returns ``None``."""
+        _c.string("insert_unique", "key", key)
+        _c.string("insert_unique", "text", text, True)
+        _c.real("insert_unique", "threshold", threshold, True)
         t = self.settings["threshold"] if threshold is None else threshold
         raw = self._db.insert_unique(
-            key, text, items=None if items is None else item_bytes(items), threshold=t
+            key,
+            text,
+            items=None if items is None else item_bytes(items, _c.what("insert_unique", "items")),
+            threshold=t,
         )
         return None if raw is None else Hit(*raw)
 
@@ -363,20 +391,28 @@ class Database:
         indexed (empty, too large, bad key), which are skipped. A storage
         error raises; documents of earlier commits stay stored.
         """
+        _c.count("insert_many", "batch", batch, True)
         if docs is not None:
             if keys is not None or texts is not None:
                 raise InvalidInput("insert_many: give docs, or keys= and texts=, not both")
             if isinstance(docs, Mapping):
                 return self._db.insert_columns(
-                    _texts(list(docs.keys()), "keys"), _texts(list(docs.values())), batch
+                    _texts(list(docs.keys()), "insert_many(): the keys of `docs`"),
+                    _texts(list(docs.values()), "insert_many(): the values of `docs`"),
+                    batch,
                 )
+            if isinstance(docs, (str, bytes)) or not isinstance(docs, Iterable):
+                _c.fail("insert_many", "docs", "a mapping or an iterable of (key, text) pairs", docs)
             return self._db.insert_pairs(iter(docs), batch)
         if keys is None or texts is None:
             raise InvalidInput("insert_many: give docs, or both keys= and texts=")
-        return self._db.insert_columns(_texts(keys, "keys"), _texts(texts), batch)
+        return self._db.insert_columns(
+            _texts(keys, _c.what("insert_many", "keys")), _texts(texts, _c.what("insert_many", "texts")), batch
+        )
 
     def remove(self, key: str) -> bool:
         """Removes the document under ``key``; False when there was none."""
+        _c.string("remove", "key", key)
         return self._db.remove(key)
 
     def batch(self) -> Batch:
@@ -389,6 +425,7 @@ class Database:
 
     def get(self, key: str) -> Optional[StoredDocument]:
         """The document stored under ``key``, or None."""
+        _c.string("get", "key", key)
         raw = self._db.get(key)
         return None if raw is None else StoredDocument(*raw)
 
@@ -459,9 +496,13 @@ class Database:
         index's). Raises :class:`InvalidInput` for an empty text and
         :class:`NotFound` for an unknown ``key``.
         """
+        _c.string("query", "text", text, True)
+        _c.string("query", "key", key, True)
+        _query_types("query", threshold, limit, max_bucket)
+        _c.flag("query", "explain", explain)
         raw, info = self._db.query(
             text,
-            items=None if items is None else item_bytes(items),
+            items=None if items is None else item_bytes(items, _c.what("query", "items")),
             key=key,
             threshold=threshold,
             limit=limit,
@@ -485,7 +526,9 @@ class Database:
         """Queries many texts at once, in parallel on every core with the
         GIL released; one list of hits per text (empty for a text with no
         shingles)."""
-        raw = self._db.query_many(_texts(texts), threshold=threshold, limit=limit, max_bucket=max_bucket)
+        _query_types("query_many", threshold, limit, max_bucket)
+        batch = _texts(texts, _c.what("query_many", "texts"))
+        raw = self._db.query_many(batch, threshold=threshold, limit=limit, max_bucket=max_bucket)
         return [_hits(r) for r in raw]
 
     def simhash_search(self, text: str, max_distance: int, *, limit: Optional[int] = None) -> List[SimHashHit]:
@@ -493,6 +536,9 @@ class Database:
         bits of the text's, closest first. Needs a database created with
         ``simhash=D`` (D ≥ max_distance); raises :class:`IndexDisabled`
         otherwise."""
+        _c.string("simhash_search", "text", text)
+        _c.count("simhash_search", "max_distance", max_distance, bits=32)
+        _c.count("simhash_search", "limit", limit, True)
         return [SimHashHit(*h) for h in self._db.simhash_search(text, max_distance, limit=limit)]
 
     def pairs(self, threshold: Optional[float] = None) -> _PairIterator:
@@ -501,6 +547,7 @@ class Database:
         index from one snapshot and streamed from a background thread as
         they are found (memory stays bounded). Pairs below the index
         threshold are found with the probability the banding gives them."""
+        _c.real("pairs", "threshold", threshold, True)
         return _PairIterator(self._db.pairs(threshold))
 
     def groups(self, threshold: Optional[float] = None) -> Iterator[List[Hit]]:
@@ -509,12 +556,14 @@ class Database:
         similarity to another member)``. The components need every pair,
         so they are computed in one pass (when this is called) and then
         yielded one by one."""
+        _c.real("groups", "threshold", threshold, True)
         return iter([_hits(group) for group in self._db.groups(threshold)])
 
     def exact_pairs(self, threshold: float) -> List[Pair]:
         """*Every* pair with Jaccard ≥ ``threshold`` (0 < t ≤ 1), found
         exactly without LSH (all stored sets in memory): the ground truth
         for small corpora. Sorted by (a, b)."""
+        _c.real("exact_pairs", "threshold", threshold)
         return [Pair(*p) for p in self._db.exact_pairs(threshold)]
 
     # -- maintenance -------------------------------------------------------
@@ -535,6 +584,7 @@ class Database:
         beside a writer): ``{"clean", "documents", "postings", "problems",
         ...}``. ``pages=True`` also checks every page checksum (needs a
         writable handle; waits for running calls)."""
+        _c.flag("check", "pages", pages)
         return self._db.check(pages=pages)
 
     def compact(self) -> bool:
@@ -545,6 +595,9 @@ class Database:
     def rebuild(self, threshold: float, bands: Optional[int] = None, rows: Optional[int] = None) -> None:
         """Re-bands the index for a new threshold from the stored
         shingle sets (no input is re-read). Waits for running calls."""
+        _c.real("rebuild", "threshold", threshold)
+        _c.count("rebuild", "bands", bands, True)
+        _c.count("rebuild", "rows", rows, True)
         self._db.rebuild(threshold, bands, rows)
 
     @property
@@ -563,15 +616,20 @@ class Labels:
         self._db = db
 
     def __getitem__(self, name: str) -> str:
+        _c.string("labels.__getitem__", "name", name)
         value = self._db._db.get_label(name)
         if value is None:
             raise NotFound(f"no label `{name}`")
         return value
 
     def __setitem__(self, name: str, value: str) -> None:
+        _c.string("labels.__setitem__", "name", name)
+        _c.string("labels.__setitem__", "value", value)
         self._db._db.set_label(name, value)
 
     def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        """The label ``name``, or ``default``."""
+        _c.string("labels.get", "name", name)
         value = self._db._db.get_label(name)
         return default if value is None else value
 
@@ -602,20 +660,18 @@ class Batch:
 
     def insert(self, key: str, text: str) -> None:
         """Records an insert (or replace) of a text."""
-        if not isinstance(key, str) or not isinstance(text, str):
-            raise InvalidInput("batch.insert: key and text must be str")
+        _c.string("batch.insert", "key", key)
+        _c.string("batch.insert", "text", text)
         self._ops.append(("insert", key, text, None))
 
     def insert_items(self, key: str, items: Iterable[Item]) -> None:
         """Records an insert of an item set."""
-        if not isinstance(key, str):
-            raise InvalidInput("batch.insert_items: key must be str")
-        self._ops.append(("insert", key, None, item_bytes(items)))
+        _c.string("batch.insert_items", "key", key)
+        self._ops.append(("insert", key, None, item_bytes(items, _c.what("batch.insert_items", "items"))))
 
     def remove(self, key: str) -> None:
         """Records a removal."""
-        if not isinstance(key, str):
-            raise InvalidInput("batch.remove: key must be str")
+        _c.string("batch.remove", "key", key)
         self._ops.append(("remove", key, None, None))
 
     def __len__(self) -> int:
@@ -674,6 +730,9 @@ class Sketcher:
         shingle_seed: Optional[int] = None,
         minhash_seed: Optional[int] = None,
     ) -> None:
+        _config_types("Sketcher", threshold, shingle, num_perm, bands, rows, None, False)
+        _c.count("Sketcher", "shingle_seed", shingle_seed, True, bits=32)
+        _c.count("Sketcher", "minhash_seed", minhash_seed, True)
         self._sk = _lshdb.Sketcher(
             shingle, num_perm, threshold, bands, rows, shingle_seed=shingle_seed, minhash_seed=minhash_seed
         )
@@ -705,7 +764,9 @@ class Sketcher:
         """Each text's sorted, distinct shingle hashes: a list of uint32
         arrays (views of one buffer), or with ``arrow=True`` a
         ``pyarrow.LargeListArray``."""
-        offsets, values = self._sk.shingles(_texts(texts), parallel)
+        _c.flag("shingles", "arrow", arrow)
+        _c.flag("shingles", "parallel", parallel)
+        offsets, values = self._sk.shingles(_texts(texts, _c.what("shingles", "texts")), parallel)
         if arrow:
             import pyarrow as pa
 
@@ -715,29 +776,88 @@ class Sketcher:
     def signatures(self, texts: Any, *, parallel: bool = True) -> U32Array:
         """MinHash signatures: an ``(n, num_perm)`` uint32 array (a text with
         no shingles has every value 2**32 - 1)."""
-        return self._sk.signatures(_texts(texts), parallel)
+        _c.flag("signatures", "parallel", parallel)
+        return self._sk.signatures(_texts(texts, _c.what("signatures", "texts")), parallel)
 
     def band_keys(self, texts: Any, *, parallel: bool = True) -> U64Array:
         """LSH band keys: an ``(n, bands)`` uint64 array."""
-        return self._sk.band_keys(_texts(texts), parallel)
+        _c.flag("band_keys", "parallel", parallel)
+        return self._sk.band_keys(_texts(texts, _c.what("band_keys", "texts")), parallel)
 
     def simhash(self, texts: Any, *, parallel: bool = True) -> U64Array:
         """64-bit SimHash fingerprints (shingles weighted by frequency), as
         the SimHash index stores them: a uint64 array."""
-        return self._sk.simhash(_texts(texts), parallel)
+        _c.flag("simhash", "parallel", parallel)
+        return self._sk.simhash(_texts(texts, _c.what("simhash", "texts")), parallel)
 
     def jaccard(self, a: Any, b: Any, *, parallel: bool = True) -> Any:
         """Exact Jaccard similarity of shingle sets: of two texts (a float),
         or pairwise of two equally long batches of texts (a float64 array)."""
+        _c.flag("jaccard", "parallel", parallel)
         if isinstance(a, str) and isinstance(b, str):
             return float(self._sk.jaccard_texts([a], [b], parallel)[0])
-        return self._sk.jaccard_texts(_texts(a, "a"), _texts(b, "b"), parallel)
+        if isinstance(a, str) or isinstance(b, str):
+            raise InvalidType(
+                "jaccard(): arguments `a` and `b` must both be str or both be batches of texts, "
+                f"not {_c.type_name(a)} and {_c.type_name(b)}"
+            )
+        return self._sk.jaccard_texts(_texts(a, _c.what("jaccard", "a")), _texts(b, _c.what("jaccard", "b")), parallel)
 
 
 def jaccard(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Exact Jaccard similarity of two sets of shingle hashes (uint32
     arrays, as :meth:`Sketcher.shingles` returns; order and repeats do not
     matter)."""
-    return _lshdb.jaccard_sets(
-        np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
+    return _lshdb.jaccard_sets(_hash_array("a", a), _hash_array("b", b))
+
+
+def _hash_array(name: str, value: Any) -> npt.NDArray[np.uint32]:
+    """``value`` as a 1-d uint32 array, or InvalidType naming it."""
+    array = np.asarray(value)
+    if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+        _c.fail("jaccard", name, "a 1-d array of shingle hashes (uint32)", value)
+    return np.ascontiguousarray(array, dtype=np.uint32)
+
+
+def _config_types(
+    func: str,
+    threshold: object,
+    shingle: object,
+    num_perm: object,
+    bands: object,
+    rows: object,
+    simhash: object,
+    store_text: object,
+    arg: str = "{}",
+) -> None:
+    """The types of :meth:`Database.create`'s (and :class:`Sketcher`'s)
+    configuration arguments; ``arg`` formats their names."""
+    _c.real(func, arg.format("threshold"), threshold)
+    _c.string(func, arg.format("shingle"), shingle)
+    _c.count(func, arg.format("num_perm"), num_perm)
+    _c.count(func, arg.format("bands"), bands, True)
+    _c.count(func, arg.format("rows"), rows, True)
+    _c.count(func, arg.format("simhash"), simhash, True, bits=32)
+    _c.flag(func, arg.format("store_text"), store_text)
+
+
+def _expect_types(expect: Mapping[str, Any]) -> None:
+    """The types of the values of :meth:`Database.open`'s ``expect``."""
+    d = dict(expect)
+    _config_types(
+        "open",
+        d.get("threshold", 0.8),
+        d.get("shingle", "char:5"),
+        d.get("num_perm", 128),
+        d.get("bands"),
+        d.get("rows"),
+        d.get("simhash"),
+        d.get("store_text", False),
+        arg="expect['{}']",
     )
+
+
+def _query_types(func: str, threshold: object, limit: object, max_bucket: object) -> None:
+    _c.real(func, "threshold", threshold, True)
+    _c.count(func, "limit", limit, True)
+    _c.count(func, "max_bucket", max_bucket, True)

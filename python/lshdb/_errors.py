@@ -26,6 +26,8 @@ __all__ = [
     "StorageError",
     "DatabaseClosed",
     "InternalError",
+    "InvalidType",
+    "SparkWorkerError",
 ]
 
 
@@ -98,3 +100,16 @@ class DatabaseClosed(LshdbError, ValueError):
 
 class InternalError(LshdbError):
     """A bug in lshdb (a Rust panic, caught before it reached Python)."""
+
+
+class InvalidType(InvalidInput, TypeError):
+    """An argument of the wrong type (an int key, bytes text, ``None`` for
+    a required value); the message names the call and the argument. Also a
+    :class:`InvalidInput` (so a ``ValueError``), as such arguments were
+    before this class existed."""
+
+
+class SparkWorkerError(LshdbError):
+    """``lshdb.spark``: Spark's Python workers cannot import lshdb, or import
+    another version than the driver's (set ``PYSPARK_PYTHON`` or
+    ``spark.pyspark.python``)."""

@@ -10,7 +10,7 @@ from typing import Any, Iterable, List, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._errors import InvalidInput
+from ._errors import InvalidInput, InvalidType
 
 Offsets = npt.NDArray[np.int64]
 Data = npt.NDArray[np.uint8]
@@ -28,7 +28,7 @@ def _is_text(pa: Any, t: Any) -> bool:
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t)) or _is_string_view(pa, t)
 
 
-def _arrow_buffers(array: Any) -> TextBatch:
+def _arrow_buffers(array: Any, what: str = "texts") -> TextBatch:
     """(offsets, data) of a pyarrow string, large_string or string_view
     array."""
     import pyarrow as pa
@@ -41,9 +41,9 @@ def _arrow_buffers(array: Any) -> TextBatch:
     elif pa.types.is_string(array.type):
         width = np.int32
     else:
-        raise InvalidInput(f"expected a string array, got Arrow type {array.type}")
+        raise InvalidType(f"{what}: expected a string array, got Arrow type {array.type}")
     if array.null_count:
-        raise InvalidInput(f"the string array holds {array.null_count} null(s); drop or fill them first")
+        raise InvalidInput(f"{what}: the string array holds {array.null_count} null(s); drop or fill them first")
     _, offsets_buf, data_buf = array.buffers()
     n = len(array)
     offsets = np.frombuffer(offsets_buf, dtype=width, count=n + 1, offset=array.offset * np.dtype(width).itemsize)
@@ -53,14 +53,16 @@ def _arrow_buffers(array: Any) -> TextBatch:
 
 def texts(obj: Any, what: str = "texts") -> TextBatch:
     """A batch of texts from a list, tuple, NumPy array (str or object),
-    pyarrow array, pandas Series or any iterable of str."""
-    if isinstance(obj, str):
-        raise InvalidInput(f"{what}: expected a batch of texts, got one str (wrap it in a list)")
+    pyarrow array, pandas Series or any iterable of str. ``what`` names the
+    argument in errors (``"query_many(): argument `texts`"``); a wrong type
+    raises :class:`InvalidType`."""
+    if isinstance(obj, (str, bytes)):
+        raise InvalidType(f"{what}: expected a batch of texts, got one {type(obj).__name__} (wrap it in a list)")
     if isinstance(obj, list) and all(type(t) is str for t in obj):
         return obj
     pa = sys.modules.get("pyarrow")
     if pa is not None and isinstance(obj, (pa.Array, pa.ChunkedArray)):
-        return _arrow_buffers(obj)
+        return _arrow_buffers(obj, what)
     pd = sys.modules.get("pandas")
     if pd is not None and isinstance(obj, (pd.Series, pd.Index)):
         if pa is not None:
@@ -69,27 +71,36 @@ def texts(obj: Any, what: str = "texts") -> TextBatch:
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise InvalidInput(f"{what}: {e}") from None
             if _is_text(pa, arrow.type):
-                return _arrow_buffers(arrow)
+                return _arrow_buffers(arrow, what)
         obj = obj.tolist()
     elif isinstance(obj, np.ndarray):
         if obj.ndim != 1:
             raise InvalidInput(f"{what}: expected a 1-d array, got shape {obj.shape}")
         obj = obj.tolist()
-    out = list(obj) if not isinstance(obj, list) else obj
+    try:
+        out = list(obj) if not isinstance(obj, list) else obj
+    except TypeError:
+        raise InvalidType(f"{what}: expected a batch of texts, got {type(obj).__name__}") from None
     for i, t in enumerate(out):
         if not isinstance(t, str):
-            raise InvalidInput(f"{what}: element {i} is {type(t).__name__}, not str")
+            raise InvalidType(f"{what}: element {i} is {type(t).__name__}, not str")
     return out
 
 
-def item_bytes(items: Iterable[Union[str, bytes, int]]) -> List[bytes]:
+def item_bytes(items: Iterable[Union[str, bytes, int]], what: str = "items") -> List[bytes]:
     """Items as the bytes lshdb hashes: str as UTF-8, bytes as they are,
     int as the UTF-8 of its decimal text (so ``42`` and ``"42"`` are the
-    same item, as they are in a JSON Lines file given to the CLI)."""
+    same item, as they are in a JSON Lines file given to the CLI). ``what``
+    names the argument in errors; a wrong type raises
+    :class:`InvalidType`."""
     if isinstance(items, (str, bytes)):
-        raise InvalidInput("items: expected a collection of items, got one str/bytes (wrap it in a list)")
+        raise InvalidType(f"{what}: expected a collection of items, got one str/bytes (wrap it in a list)")
+    try:
+        iterator = iter(items)
+    except TypeError:
+        raise InvalidType(f"{what}: expected a collection of items, got {type(items).__name__}") from None
     out: List[bytes] = []
-    for item in items:
+    for item in iterator:
         if isinstance(item, str):
             out.append(item.encode("utf-8"))
         elif isinstance(item, (bytes, bytearray, memoryview)):
@@ -97,5 +108,5 @@ def item_bytes(items: Iterable[Union[str, bytes, int]]) -> List[bytes]:
         elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
             out.append(str(int(item)).encode("ascii"))
         else:
-            raise InvalidInput(f"items: {type(item).__name__} is not an item (use str, bytes or int)")
+            raise InvalidType(f"{what}: {type(item).__name__} is not an item (use str, bytes or int)")
     return out

@@ -70,9 +70,9 @@ impl Iterator for PyPairs {
                             Err(_) => {
                                 self.error = Some(crate::errors::raise(
                                     py,
-                                    "InvalidInput",
+                                    "InvalidType",
                                     format!(
-                                        "insert_many: expected (key: str, text: str) pairs, got {}",
+                                        "insert_many(): argument `docs`: expected (key: str, text: str) pairs, got {}",
                                         item.repr().map(|r| r.to_string()).unwrap_or_default()
                                     ),
                                 ));

@@ -279,3 +279,16 @@ def test_write_database_loads_the_kept_rows_for_incremental_dedup(spark: Any, tm
         assert hit is not None and hit.key == "g002-0"
     with pytest.raises(lshdb.InvalidInput):
         ls.write_database(path, df, config=ls.Config(threshold=0.5))
+
+
+def test_the_worker_check_passes_and_runs_once_per_context(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lshdb.spark import workers
+
+    workers.check(spark)  # the fixture's workers run this interpreter
+    assert getattr(spark.sparkContext, workers.MARK) == lshdb.__version__
+
+    def no_job(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the check ran a second job")
+
+    monkeypatch.setattr(spark.sparkContext, "parallelize", no_job)
+    workers.check(spark)

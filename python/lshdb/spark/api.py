@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from .. import Database, InvalidInput
+from .. import _checks as _c
 from .candidates import ANCHORS, MAX_BUCKET, candidates
 from .components import connected_components
 from .config import Config
@@ -73,6 +74,44 @@ def _representatives(members: Any, order: List[Any]) -> Any:
     return members.withColumn("_rank", F.row_number().over(w)).where(F.col("_rank") == 1).select("label", F.col(DOC).alias("rep"))
 
 
+def _frame(func: str, name: str, value: Any) -> None:
+    """``value`` is a Spark DataFrame (anything with a ``sparkSession``)."""
+    if not hasattr(value, "sparkSession"):
+        _c.fail(func, name, "a Spark DataFrame", value)
+
+
+def _config_arg(func: str, config: Any) -> None:
+    if config is not None and not isinstance(config, Config):
+        _c.fail(func, "config", "lshdb.spark.Config or None", config)
+
+
+def _job_types(
+    func: str,
+    df: Any,
+    id_col: Any,
+    text_col: Any,
+    threshold: Any,
+    config: Any,
+    max_bucket: Any,
+    anchors: Any,
+    partitions: Any,
+    checkpoint_dir: Any,
+    parallel: Any,
+) -> None:
+    """The argument types :func:`pairs` and :func:`dedup` share: a wrong
+    one raises :class:`lshdb.InvalidType` naming it, before any Spark work."""
+    _frame(func, "df", df)
+    _c.string(func, "id_col", id_col)
+    _c.string(func, "text_col", text_col)
+    _c.real(func, "threshold", threshold, True)
+    _config_arg(func, config)
+    _c.count(func, "max_bucket", max_bucket)
+    _c.count(func, "anchors", anchors)
+    _c.count(func, "partitions", partitions, True)
+    _c.string(func, "checkpoint_dir", checkpoint_dir, True)
+    _c.flag(func, "parallel", parallel)
+
+
 class Stats(Dict[str, Any]):
     """Timings and counts of one run (``dedup(..., stats=Stats())``)."""
 
@@ -121,6 +160,7 @@ def pairs(
     identical shingle sets are bucketed once (``identical``): all pairs
     among them are in the output with similarity 1.0, however many."""
     from pyspark.sql import functions as F
+    _job_types("pairs", df, id_col, text_col, threshold, config, max_bucket, anchors, partitions, checkpoint_dir, parallel)
 
     config = _config(config, threshold)
     cut = checkpointer(df.sparkSession, checkpoint_dir)
@@ -181,6 +221,12 @@ def dedup(
     ``stats`` (a dict) receives timings and counts of the stages.
     """
     from pyspark.sql import functions as F
+    _job_types("dedup", df, id_col, text_col, threshold, config, max_bucket, anchors, partitions, checkpoint_dir, parallel)
+    _c.string("dedup", "keep", keep)
+    _c.string("dedup", "priority", priority, True)
+    _c.count("dedup", "max_rounds", max_rounds)
+    if stats is not None and not isinstance(stats, dict):
+        _c.fail("dedup", "stats", "a dict or None", stats)
 
     config = _config(config, threshold)
     t = config.threshold
@@ -302,6 +348,16 @@ def write_database(
     never the corpus. Returns the summed ``insert_many`` reports (rows
     without shingles are in ``rejected``)."""
     from pyspark.sql import functions as F
+    _c.path("write_database", "path", path)
+    _frame("write_database", "df", df)
+    _c.string("write_database", "id_col", id_col)
+    _c.string("write_database", "text_col", text_col)
+    if result is not None:
+        _frame("write_database", "result", result)
+    _c.flag("write_database", "keep_only", keep_only)
+    _config_arg("write_database", config)
+    _c.flag("write_database", "store_text", store_text)
+    _c.count("write_database", "batch", batch)
 
     rows = df
     if result is not None and keep_only:

@@ -11,6 +11,7 @@ import os
 from typing import Any, Dict, Optional, Union
 
 from .. import Database, InvalidInput, Sketcher
+from .. import _checks as _c
 
 #: The stored settings that must agree for a Spark job and a file to make
 #: the same values (the tuner's choice of bands and rows included).
@@ -30,6 +31,15 @@ class Config:
     rows: Optional[int] = None
     shingle_seed: Optional[int] = None
     minhash_seed: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _c.real("Config", "threshold", self.threshold)
+        _c.string("Config", "shingle", self.shingle)
+        _c.count("Config", "num_perm", self.num_perm)
+        _c.count("Config", "bands", self.bands, True)
+        _c.count("Config", "rows", self.rows, True)
+        _c.count("Config", "shingle_seed", self.shingle_seed, True, bits=32)
+        _c.count("Config", "minhash_seed", self.minhash_seed, True)
 
     def sketcher(self) -> Sketcher:
         """The kernels of these settings."""

@@ -77,9 +77,15 @@ def sketch(
     parallel: bool = False,
 ) -> Any:
     """The documents of ``df`` with their ``_doc`` ids, keys and sets (not
-    yet materialised: the caller checkpoints it, which fixes ``_doc``)."""
+    yet materialised: the caller checkpoints it, which fixes ``_doc``).
+    Checks first, once per SparkContext, that the workers that will run
+    the kernels import this lshdb (:func:`.workers.check`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, IntegerType, LongType, StructField, StructType
+
+    from .workers import check
+
+    check(df.sparkSession)
 
     extra = [c for c in (extra or []) if c not in (id_col, text_col)]
     source = df.select(id_col, text_col, *extra)

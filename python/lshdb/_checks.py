@@ -1,0 +1,82 @@
+"""Type checks of the public API's arguments.
+
+A wrong type raises :class:`InvalidType` (an ``LshdbError`` and a
+``TypeError``) naming the call and the argument — ``insert(): argument
+`key` must be str, not int`` — before the native module sees it, whose own
+conversion errors name neither. A count out of range (a negative
+``limit``) raises :class:`InvalidInput` the same way. Each check is one
+``type()`` test on the common path.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Mapping
+from typing import NoReturn
+
+import numpy as np
+
+from ._errors import InvalidInput, InvalidType
+
+
+def type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def fail(func: str, name: str, want: str, value: object) -> NoReturn:
+    """Raises InvalidType for argument ``name`` of ``func``."""
+    raise InvalidType(f"{func}(): argument `{name}` must be {want}, not {type_name(value)}")
+
+
+def string(func: str, name: str, value: object, optional: bool = False) -> None:
+    """``value`` is a str (or None when ``optional``)."""
+    if type(value) is str or isinstance(value, str) or (optional and value is None):
+        return
+    fail(func, name, "str or None" if optional else "str", value)
+
+
+def real(func: str, name: str, value: object, optional: bool = False) -> None:
+    """``value`` is a real number, not a bool (or None when ``optional``)."""
+    if type(value) is float or (optional and value is None):
+        return
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        fail(func, name, "a number or None" if optional else "a number", value)
+
+
+def count(func: str, name: str, value: object, optional: bool = False, bits: int = 64) -> None:
+    """``value`` is an int from 0 to 2**bits - 1, not a bool (or None when
+    ``optional``)."""
+    if optional and value is None:
+        return
+    if type(value) is not int and (not isinstance(value, numbers.Integral) or isinstance(value, bool)):
+        fail(func, name, "an int or None" if optional else "an int", value)
+    number = int(value)
+    if not 0 <= number < 1 << bits:
+        raise InvalidInput(f"{func}(): argument `{name}` must be an int from 0 to {(1 << bits) - 1}, got {number}")
+
+
+def flag(func: str, name: str, value: object) -> None:
+    """``value`` is a bool (Python's or NumPy's)."""
+    if type(value) is not bool and not isinstance(value, np.bool_):
+        fail(func, name, "a bool", value)
+
+
+def path(func: str, name: str, value: object) -> None:
+    """``value`` is a file path: a str or an ``os.PathLike`` of str."""
+    if isinstance(value, str):
+        return
+    if isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
+        return
+    fail(func, name, "str or os.PathLike", value)
+
+
+def optional_mapping(func: str, name: str, value: object) -> None:
+    """``value`` is a mapping or None."""
+    if value is not None and not isinstance(value, Mapping):
+        fail(func, name, "a dict or None", value)
+
+
+def what(func: str, name: str) -> str:
+    """How errors about a batch argument start: ``f(): argument `x```."""
+    return f"{func}(): argument `{name}`"
