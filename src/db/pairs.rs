@@ -16,12 +16,19 @@ impl Database {
     ///
     /// Pairs below the index threshold are found with the probability the
     /// banding gives them (see [`crate::sketch::lsh::candidate_probability`]).
+    ///
+    /// In each pair `a` was stored before `b`. Documents are visited in
+    /// the order they were stored, and copies (identical shingle sets) as
+    /// one, at the copy stored first: their own pairs come then (similarity
+    /// 1), followed by their pairs with each document they match. Copies
+    /// are expanded lazily, so memory does not grow with their pairs.
     pub fn pairs(&self, threshold: f64, emit: impl FnMut(Pair) -> bool) -> Result<u64> {
         self.with_snapshot(|snapshot| snapshot.pairs(threshold, emit))
     }
 
     /// Groups the documents into near-duplicate clusters: the connected
-    /// components of the pairs at `threshold`.
+    /// components of the pairs at `threshold`. Copies are joined once, and
+    /// [`Groups::pairs`] counts their pairs without listing them.
     pub fn groups(&self, threshold: f64) -> Result<Groups> {
         self.with_snapshot(|snapshot| snapshot.groups(threshold))
     }
