@@ -136,6 +136,41 @@ fn identical_copies_pair_exactly_and_completely() {
 }
 
 #[test]
+fn identical_copies_pair_exactly_without_lsh() {
+    let docs = corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(&dir, &docs);
+    let mut expected: Vec<(String, String, f64)> = oracle(&db, &docs)
+        .into_iter()
+        .map(|(i, j, s)| {
+            let (a, b) = (&docs[i as usize].0, &docs[j as usize].0);
+            (a.min(b).clone(), a.max(b).clone(), s)
+        })
+        .collect();
+    expected.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+    let mut found = Vec::new();
+    let count = db
+        .exact_pairs(THRESHOLD, |p| {
+            found.push((p.a, p.b, p.similarity));
+            true
+        })
+        .unwrap();
+    assert_eq!(count, found.len() as u64);
+    assert_eq!(found.len(), expected.len());
+    assert!(found == expected, "sorted by (a, b), each once, exact");
+    // An early stop after the first pair.
+    let mut first = None;
+    let count = db
+        .exact_pairs(THRESHOLD, |p| {
+            first = Some((p.a, p.b, p.similarity));
+            false
+        })
+        .unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(first.as_ref(), expected.first());
+}
+
+#[test]
 fn identical_copies_group_once() {
     let docs = corpus();
     let dir = tempfile::tempdir().unwrap();
