@@ -15,7 +15,7 @@ mod common;
 
 const THRESHOLD: f64 = 0.7;
 /// Copies of the hot text.
-const COPIES: usize = 1_500;
+const COPIES: usize = 1_000;
 
 fn words(rng: &mut SplitMix64, vocab: &[String], n: usize) -> Vec<String> {
     (0..n)
@@ -42,7 +42,7 @@ fn corpus() -> Vec<(String, String)> {
     let mut docs: Vec<(String, String)> = vec![("first-near".into(), variant(&hot, 5, "qqqword"))];
     for i in 0..COPIES {
         docs.push((format!("hot-{i:05}"), hot.join(" ")));
-        if i % 75 == 7 {
+        if i % 50 == 7 {
             docs.push((format!("near-{i:05}"), near.join(" ")));
         }
         if i % 100 == 3 {
