@@ -190,12 +190,15 @@ impl Snapshot<'_> {
         let tables = self.tables;
         let reader = self.cache.reader(tables);
         let mut shared = Shared::read(tables)?;
-        let mut order = shared.by_document();
+        let order = shared.by_document();
         let classes = Classes::find(tables, self.cache, &shared, &order)?;
-        if !classes.is_empty() {
+        let order = if classes.is_empty() {
+            order
+        } else {
+            drop(order); // freed before the copy is made
             shared = shared.without(&classes);
-            order = shared.by_document();
-        }
+            shared.by_document()
+        };
         let mut documents =
             order.chunk_by(|&a, &b| shared.ids[a as usize] == shared.ids[b as usize]);
         loop {
