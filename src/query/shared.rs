@@ -175,30 +175,7 @@ impl Classes {
             );
         }
         drop(hashed);
-        let same: Vec<(u64, u64)> = checks
-            .par_iter()
-            .map_init(
-                || (Vec::new(), Vec::new(), None, Walker::new(tables)),
-                |(rep_set, set, last, walker), &(rep, rep_offset, id, offset)| {
-                    let reader = cache.reader(walker);
-                    if *last != Some(rep) {
-                        *last = None;
-                        if !reader.set_into(rep, rep_set)? {
-                            return Ok(None);
-                        }
-                        *last = Some(rep);
-                    }
-                    let same_buckets = places(shared, order, rep_offset)
-                        .map(|p| buckets[p as usize])
-                        .eq(places(shared, order, offset).map(|p| buckets[p as usize]));
-                    let same = same_buckets && reader.set_into(id, set)? && set == rep_set;
-                    Ok(same.then_some((rep, id)))
-                },
-            )
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .flatten()
-            .collect();
+        let same = confirm(tables, cache, shared, order, &buckets, &checks)?;
         let mut classes = Classes::default();
         for (rep, id) in same {
             classes
@@ -233,6 +210,44 @@ impl Classes {
             .flat_map(|members| members[1..].iter().copied())
             .collect()
     }
+}
+
+/// The (representative, member) checks that hold: the member has the
+/// representative's buckets and set. Each check is (representative, its
+/// offset in `order`, member, its offset).
+fn confirm(
+    tables: &ReadTables,
+    cache: &RecordCache,
+    shared: &Shared,
+    order: &[u32],
+    buckets: &[u32],
+    checks: &[(u64, u32, u64, u32)],
+) -> Result<Vec<(u64, u64)>> {
+    let same = checks
+        .par_iter()
+        .map_init(
+            || (Vec::new(), Vec::new(), None, Walker::new(tables)),
+            |(rep_set, set, last, walker), &(rep, rep_offset, id, offset)| {
+                let reader = cache.reader(walker);
+                if *last != Some(rep) {
+                    *last = None;
+                    if !reader.set_into(rep, rep_set)? {
+                        return Ok(None);
+                    }
+                    *last = Some(rep);
+                }
+                let same_buckets = places(shared, order, rep_offset)
+                    .map(|p| buckets[p as usize])
+                    .eq(places(shared, order, offset).map(|p| buckets[p as usize]));
+                let same = same_buckets && reader.set_into(id, set)? && set == rep_set;
+                Ok(same.then_some((rep, id)))
+            },
+        )
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    Ok(same)
 }
 
 /// The documents whose list of shared buckets another document has too,
