@@ -86,6 +86,9 @@ fn a_key_with_a_line_break_cannot_forge_tab_separated_output() {
         get.stdout
     );
 
+    let missing = cli.run(&["get", "k.lshdb", "no\nsuch"]).error_line();
+    assert!(missing.contains(r#"`"no\nsuch"`"#), "{missing}");
+
     let remove = cli.run(&["remove", "k.lshdb", "no\nsuch"]).ok();
     assert_eq!(remove.stderr.lines().count(), 1, "{}", remove.stderr);
     assert!(

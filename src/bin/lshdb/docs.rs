@@ -4,7 +4,7 @@
 use crate::add::{catch_interrupt, good_records, interrupted, load, report, Skips};
 use crate::args::{open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
-use crate::output::{escaped, json, line};
+use crate::output::{escaped, json, line, short};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::shingle::{ShingleKind, Whitespace};
 use lshdb::{DocumentBuf, Settings};
@@ -31,7 +31,7 @@ pub struct GetArgs {
 pub fn get(args: &GetArgs) -> CmdResult {
     let db = open_read_only(&args.file)?;
     let Some(doc) = db.get(&args.key)? else {
-        return fail(format!("no document with key `{}`", args.key));
+        return fail(format!("no document with key `{}`", short(&args.key)));
     };
     if args.json {
         json(&json!({
