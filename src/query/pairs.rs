@@ -66,14 +66,15 @@ impl Snapshot<'_> {
     /// its own pairs (similarity 1), then each pair with a class it
     /// matched, so memory does not grow with the pairs of a hot bucket.
     pub(crate) fn pairs(&self, threshold: f64, mut emit: impl FnMut(Pair) -> bool) -> Result<u64> {
-        let mut keys = KeyCache::default();
+        // One cache per side: `a` repeats over a run of pairs.
+        let (mut keys_a, mut keys_b) = (KeyCache::default(), KeyCache::default());
         let mut count = 0;
         self.pair_classes(threshold, |tables, found| {
             let mut send = |a: u64, b: u64, similarity: f64| -> Result<bool> {
                 count += 1;
                 let pair = Pair {
-                    a: keys.key(tables, a)?,
-                    b: keys.key(tables, b)?,
+                    a: keys_a.key(tables, a)?,
+                    b: keys_b.key(tables, b)?,
                     similarity,
                 };
                 Ok(emit(pair))
