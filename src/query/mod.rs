@@ -8,6 +8,7 @@
 pub(crate) mod containment;
 pub(crate) mod pairs;
 pub(crate) mod plan;
+pub(crate) mod shared;
 pub(crate) mod simhash;
 
 pub use containment::{ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult};

@@ -2,15 +2,19 @@
 //! (connected components) they form.
 //!
 //! Pairs stream from one read snapshot. The bucket table is read once, in
-//! order, keeping the buckets two or more documents share; the documents
-//! in those buckets are then visited in id order, and only bucket members
-//! with a *larger* id become a document's candidates, so every pair is
-//! found once (documents sharing no bucket are never read). Candidates are pruned and
-//! verified exactly as a query's are. Groups keep a
-//! union-find over the documents that appear in some pair, not the index.
+//! order, keeping the buckets two or more documents share; documents with
+//! identical shingle sets are collapsed into classes (see
+//! [`super::shared`]); the documents left in those buckets are then
+//! visited in id order, and only bucket members with a *larger* id become
+//! a document's candidates, so every pair is found once (documents sharing
+//! no bucket are never read). Candidates are pruned and verified exactly
+//! as a query's are. A class's own pairs, and its pairs with the classes
+//! it matched, are expanded lazily. Groups keep a union-find over the
+//! documents that appear in some pair, not the index.
 
 use crate::pipeline::Pipeline;
 use crate::query::plan::{verify, Explain};
+use crate::query::shared::{Classes, Shared};
 use crate::store::cache::{CachedReader, RecordCache};
 use crate::store::tables::{ReadTables, Reader};
 use crate::store::walk::Walker;
@@ -57,36 +61,89 @@ impl Snapshot<'_> {
     /// Calls `emit` for every pair with verified Jaccard similarity ≥
     /// `threshold`; stops early when `emit` returns false. Returns the
     /// number of pairs emitted.
+    ///
+    /// A class of identical documents expands here, one pair at a time:
+    /// its own pairs (similarity 1), then each pair with a class it
+    /// matched, so memory does not grow with the pairs of a hot bucket.
     pub(crate) fn pairs(&self, threshold: f64, mut emit: impl FnMut(Pair) -> bool) -> Result<u64> {
-        let mut keys = KeyCache::default();
-        self.pair_ids(threshold, |tables, a, b, similarity| {
-            let pair = Pair {
-                a: keys.key(tables, a)?,
-                b: keys.key(tables, b)?,
-                similarity,
+        // One cache per side: `a` repeats over a run of pairs.
+        let (mut keys_a, mut keys_b) = (KeyCache::default(), KeyCache::default());
+        let mut count = 0;
+        self.pair_classes(threshold, |tables, found| {
+            let mut send = |a: u64, b: u64, similarity: f64| -> Result<bool> {
+                count += 1;
+                let pair = Pair {
+                    a: keys_a.key(tables, a)?,
+                    b: keys_b.key(tables, b)?,
+                    similarity,
+                };
+                Ok(emit(pair))
             };
-            Ok(emit(pair))
-        })
+            match found {
+                Found::Within(members) => {
+                    for (i, &a) in members.iter().enumerate() {
+                        for &b in &members[i + 1..] {
+                            if !send(a, b, 1.0)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                }
+                Found::Cross(xs, ys, similarity) => {
+                    for &x in xs {
+                        for &y in ys {
+                            if !send(x.min(y), x.max(y), similarity)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(count)
     }
 
-    /// The connected components of the pairs at `threshold`.
+    /// The connected components of the pairs at `threshold`. A class of
+    /// identical documents is joined once, and its pairs are counted, not
+    /// listed.
     pub(crate) fn groups(&self, threshold: f64) -> Result<Groups> {
         let mut parent: HashMap<u64, u64> = HashMap::new();
         let mut best: HashMap<u64, f64> = HashMap::new();
         let mut names: HashMap<u64, String> = HashMap::new();
         let mut keys = KeyCache::default();
-        let pairs = self.pair_ids(threshold, |tables, a, b, similarity| {
-            for id in [a, b] {
+        let mut pairs = 0u64;
+        self.pair_classes(threshold, |tables, found| {
+            let mut note = |id: u64, similarity: f64| -> Result<()> {
                 if let std::collections::hash_map::Entry::Vacant(slot) = names.entry(id) {
                     slot.insert(keys.key(tables, id)?);
                 }
                 let entry = best.entry(id).or_insert(similarity);
                 *entry = entry.max(similarity);
-            }
-            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-            if ra != rb {
-                parent.insert(ra.max(rb), ra.min(rb));
-            }
+                Ok(())
+            };
+            let (a, b) = match found {
+                Found::Within(members) => {
+                    let n = members.len() as u64;
+                    pairs += n * (n - 1) / 2;
+                    for &id in members {
+                        note(id, 1.0)?;
+                        union(&mut parent, members[0], id);
+                    }
+                    return Ok(true);
+                }
+                Found::Cross(xs, ys, similarity) => {
+                    pairs += xs.len() as u64 * ys.len() as u64;
+                    // A class's members are noted by its own `Within`.
+                    for side in [xs, ys] {
+                        if let [id] = side {
+                            note(*id, similarity)?;
+                        }
+                    }
+                    (xs[0], ys[0])
+                }
+            };
+            union(&mut parent, a, b);
             Ok(true)
         })?;
         let mut members: HashMap<u64, Vec<u64>> = HashMap::new();
@@ -114,33 +171,43 @@ impl Snapshot<'_> {
         Ok(Groups { groups, pairs })
     }
 
-    /// The engine of [`Snapshot::pairs`]: calls `emit(tables, a, b, sim)`
-    /// with document ids, a < b, in ascending order of a.
+    /// The engine of [`Snapshot::pairs`]: calls `emit(tables, found)` for
+    /// every class of identical documents (their own pairs) and every
+    /// verified pair of classes, by representative in ascending id order;
+    /// a document without an identical copy is a class of one.
     ///
-    /// Documents that share a bucket with another are visited in id order
-    /// in blocks of [`PAIR_BLOCK`]; the documents of a block verify their
-    /// candidates in parallel (rayon, one read snapshot shared by all
-    /// threads), and the block's pairs are then emitted in order, so memory
-    /// holds one block's pairs.
-    fn pair_ids(
+    /// Representatives that share a bucket with another are visited in id
+    /// order in blocks of at most [`PAIR_BLOCK`] documents and
+    /// [`BLOCK_CANDIDATES`] candidates; the documents of a block verify
+    /// their candidates in parallel (rayon, one read snapshot shared by all
+    /// threads), and the block's matches are then emitted in order, so
+    /// memory holds one block's matches.
+    fn pair_classes(
         &self,
         threshold: f64,
-        mut emit: impl FnMut(&Cached<'_>, u64, u64, f64) -> Result<bool>,
-    ) -> Result<u64> {
+        mut emit: impl FnMut(&Cached<'_>, Found<'_>) -> Result<bool>,
+    ) -> Result<()> {
         crate::config::check_threshold("threshold", threshold)?;
         let tables = self.tables;
         let reader = self.cache.reader(tables);
-        let shared = Shared::read(tables)?;
+        let mut shared = Shared::read(tables)?;
         let order = shared.by_document();
+        let classes = Classes::find(tables, self.cache, &shared, &order)?;
+        let order = if classes.is_empty() {
+            order
+        } else {
+            drop(order); // freed before the copy is made
+            shared = shared.without(&classes);
+            shared.by_document()
+        };
         let mut documents =
             order.chunk_by(|&a, &b| shared.ids[a as usize] == shared.ids[b as usize]);
-        let mut count = 0;
         loop {
-            let block: Vec<&[u32]> = documents.by_ref().take(PAIR_BLOCK).collect();
+            let block = next_block(&mut documents, &shared);
             if block.is_empty() {
-                return Ok(count);
+                return Ok(());
             }
-            let found: Vec<Result<Vec<(u64, u64, f64)>>> = block
+            let found: Vec<Result<Matches>> = block
                 .par_iter()
                 .map_init(
                     || (Scratch::default(), Walker::new(tables)),
@@ -150,20 +217,25 @@ impl Snapshot<'_> {
                     },
                 )
                 .collect();
-            for pairs in found {
-                for (a, b, similarity) in pairs? {
-                    count += 1;
-                    if !emit(&reader, a, b, similarity)? {
-                        return Ok(count);
+            for matches in found {
+                let (id, matches) = matches?;
+                let own = classes.members(&id);
+                if own.len() > 1 && !emit(&reader, Found::Within(own))? {
+                    return Ok(());
+                }
+                for (other, similarity) in matches {
+                    let found = Found::Cross(own, classes.members(&other), similarity);
+                    if !emit(&reader, found)? {
+                        return Ok(());
                     }
                 }
             }
         }
     }
 
-    /// The verified pairs (id, other, similarity) of one document with
-    /// every document of larger id sharing one of its buckets; `positions`
-    /// are the document's places in `shared.ids`.
+    /// The document at `positions` (its places in `shared.ids`), and its
+    /// verified matches (other, similarity) among the documents of larger
+    /// id sharing one of its buckets.
     fn pairs_of(
         &self,
         tables: &impl Reader,
@@ -171,11 +243,8 @@ impl Snapshot<'_> {
         positions: &[u32],
         threshold: f64,
         scratch: &mut Scratch,
-    ) -> Result<Vec<(u64, u64, f64)>> {
-        let Some(&first) = positions.first() else {
-            return Ok(Vec::new());
-        };
-        let id = shared.ids[first as usize];
+    ) -> Result<Matches> {
+        let id = shared.ids[positions[0] as usize];
         scratch.candidates.clear();
         for &position in positions {
             scratch
@@ -183,7 +252,7 @@ impl Snapshot<'_> {
                 .extend_from_slice(shared.later_members(position));
         }
         if scratch.candidates.is_empty() || !tables.set_into(id, &mut scratch.own_set)? {
-            return Ok(Vec::new());
+            return Ok((id, Vec::new()));
         }
         let mut candidates = std::mem::take(&mut scratch.candidates);
         candidates.sort_unstable();
@@ -200,78 +269,43 @@ impl Snapshot<'_> {
             true,
             &mut Explain::default(),
         )?;
-        Ok(hits
-            .into_iter()
-            .map(|(other, similarity)| (id, other, similarity))
-            .collect())
+        Ok((id, hits))
     }
 }
 
-/// The buckets shared by at least two documents, flat: bucket `b`'s
-/// members, ascending, are `ids[starts[b]..starts[b + 1]]`. Memory is
-/// about 12 bytes per posting in a shared bucket (its id, and its place
-/// in [`Shared::by_document`]'s order).
-struct Shared {
-    ids: Vec<u64>,
-    starts: Vec<u32>,
+/// What [`Snapshot::pair_classes`] finds: the members (ascending) of a
+/// class of identical documents, whose pairs all have similarity 1; or two
+/// classes' members and the similarity of every pair across them.
+enum Found<'a> {
+    Within(&'a [u64]),
+    Cross(&'a [u64], &'a [u64], f64),
 }
 
-impl Shared {
-    /// Reads every posting once, in order (the fresh ones and the runs,
-    /// merged), keeping only the buckets with at least two members (only
-    /// those can make pairs): one sequential scan instead of a look-up per
-    /// document and band.
-    fn read(tables: &ReadTables) -> Result<Self> {
-        let mut shared = Shared {
-            ids: Vec::new(),
-            starts: vec![0],
+/// The next documents (by their places) to verify in parallel: at most
+/// [`PAIR_BLOCK`] of them, and no more once they have
+/// [`BLOCK_CANDIDATES`] candidates.
+fn next_block<'a>(
+    documents: &mut impl Iterator<Item = &'a [u32]>,
+    shared: &Shared,
+) -> Vec<&'a [u32]> {
+    let mut block = Vec::new();
+    let mut candidates = 0;
+    while block.len() < PAIR_BLOCK && candidates < BLOCK_CANDIDATES {
+        let Some(positions) = documents.next() else {
+            break;
         };
-        let mut current: Option<(u32, u64)> = None;
-        let mut open = 0usize; // where the current bucket's ids begin
-        for entry in tables.all_postings()? {
-            let (band, key, id) = entry?;
-            if current != Some((band, key)) {
-                shared.close(open);
-                open = shared.ids.len();
-                current = Some((band, key));
-            }
-            shared.ids.push(id);
-            if shared.ids.len() >= u32::MAX as usize {
-                return Err(Error::InvalidParameter {
-                    name: "pairs",
-                    reason: "more than 2^32 postings in shared buckets, more than one pass handles"
-                        .into(),
-                });
-            }
-        }
-        shared.close(open);
-        Ok(shared)
+        candidates += shared.candidates(positions);
+        block.push(positions);
     }
-
-    /// Ends the bucket whose ids begin at `open`: kept when it has two or
-    /// more members, dropped otherwise.
-    fn close(&mut self, open: usize) {
-        match self.ids.len() - open {
-            0 => {}
-            1 => self.ids.truncate(open),
-            _ => self.starts.push(self.ids.len() as u32),
-        }
-    }
-
-    /// The members after the one at `position`, in its bucket.
-    fn later_members(&self, position: u32) -> &[u64] {
-        let bucket = self.starts.partition_point(|&start| start <= position) - 1;
-        &self.ids[position as usize + 1..self.starts[bucket + 1] as usize]
-    }
-
-    /// Every place in `ids`, ordered by the id there (then by place): the
-    /// places of one document are consecutive, documents ascend.
-    fn by_document(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
-        order.par_sort_unstable_by_key(|&p| (self.ids[p as usize], p));
-        order
-    }
+    block
 }
+
+/// A document and its verified matches (other, similarity).
+type Matches = (u64, Vec<(u64, f64)>);
+
+/// Candidates (with repeats) a block of documents may hold at most, past
+/// its first document: bounds a block's matches when buckets are hot.
+const BLOCK_CANDIDATES: usize = 1 << 22;
 
 /// Documents whose candidates are verified in parallel at a time.
 const PAIR_BLOCK: usize = 2048;
@@ -320,4 +354,12 @@ fn find(parent: &mut HashMap<u64, u64>, mut id: u64) -> u64 {
         id = p;
     }
     id
+}
+
+/// Joins the components of `a` and `b` (the smaller root stays).
+fn union(parent: &mut HashMap<u64, u64>, a: u64, b: u64) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        parent.insert(ra.max(rb), ra.min(rb));
+    }
 }

@@ -1,7 +1,7 @@
 //! `lshdb query --containment T`: stored documents that contain at least a
 //! fraction T of the query's shingles, as text lines or JSON.
 
-use crate::output::{json, line, similarity};
+use crate::output::{escaped, json, line, similarity};
 use lshdb::{ContainmentExplain, ContainmentResult};
 use serde_json::json;
 
@@ -26,7 +26,7 @@ pub fn print(
             "{}\t{}\t{}",
             similarity(hit.containment),
             similarity(hit.jaccard),
-            hit.key
+            escaped(&hit.key)
         ));
     }
     if explain {

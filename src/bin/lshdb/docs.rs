@@ -4,7 +4,7 @@
 use crate::add::{catch_interrupt, good_records, interrupted, load, report, Skips};
 use crate::args::{open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
-use crate::output::{json, line};
+use crate::output::{escaped, json, line, short};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::shingle::{ShingleKind, Whitespace};
 use lshdb::{DocumentBuf, Settings};
@@ -31,7 +31,7 @@ pub struct GetArgs {
 pub fn get(args: &GetArgs) -> CmdResult {
     let db = open_read_only(&args.file)?;
     let Some(doc) = db.get(&args.key)? else {
-        return fail(format!("no document with key `{}`", args.key));
+        return fail(format!("no document with key `{}`", short(&args.key)));
     };
     if args.json {
         json(&json!({
@@ -41,7 +41,7 @@ pub fn get(args: &GetArgs) -> CmdResult {
             "text": doc.text,
         }));
     } else {
-        line(format_args!("key       {}", doc.key));
+        line(format_args!("key       {}", escaped(&doc.key)));
         line(format_args!("shingles  {}", doc.shingles));
         if let Some(s) = doc.simhash {
             line(format_args!("simhash   {s:016x}"));
@@ -89,7 +89,7 @@ pub fn remove(args: &RemoveArgs) -> CmdResult {
     }
     line(format_args!("removed {removed} document(s)"));
     for key in missing {
-        eprintln!("lshdb: note: no document with key `{key}`");
+        eprintln!("lshdb: note: no document with key `{}`", escaped(key));
     }
     Ok(Outcome::Ok)
 }
@@ -357,9 +357,13 @@ pub fn export(args: &ExportArgs) -> CmdResult {
     for skip in &skipped {
         match (&skip.key, skip.id) {
             (Some(key), Some(id)) => {
-                eprintln!("lshdb: skipped `{key}` (document {id}): {}", skip.reason)
+                eprintln!(
+                    "lshdb: skipped `{}` (document {id}): {}",
+                    escaped(key),
+                    skip.reason
+                )
             }
-            (Some(key), None) => eprintln!("lshdb: skipped `{key}`: {}", skip.reason),
+            (Some(key), None) => eprintln!("lshdb: skipped `{}`: {}", escaped(key), skip.reason),
             (None, Some(id)) => eprintln!("lshdb: skipped document {id}: {}", skip.reason),
             (None, None) => eprintln!("lshdb: stopped early: {}", skip.reason),
         }

@@ -91,13 +91,58 @@ pub fn whole_rate(per_sec: f64) -> String {
 
 /// A user-given text (a key) shortened for a message: at most 60
 /// characters, then `…` and its length, so a 4 KB key does not flood the
-/// terminal.
+/// terminal; escaped as [`escaped`] does.
 pub fn short(text: &str) -> String {
     const KEEP: usize = 60;
     match text.char_indices().nth(KEEP) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+        None => escaped(text).into_owned(),
+        Some((cut, _)) => format!("{}… ({} bytes)", escaped(&text[..cut]), text.len()),
     }
+}
+
+/// A key (or a file name) as every text output prints it, so that no key
+/// can break a line or a column, or forge one: unchanged when it is plain;
+/// quoted as a JSON string when it holds a control character (tab, line
+/// break, escape, …), a Unicode line separator or a bidirectional
+/// control, or when it begins with `"` (so a printed `"` always opens a
+/// quoted key). Quoted keys escape `"` and `\` and those characters
+/// (`\t`, `\n`, `\r`, `\u001b`, …); any JSON parser reads them back.
+pub fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.starts_with('"') && !text.chars().any(needs_escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    std::borrow::Cow::Owned(out)
+}
+
+/// Characters a printed key must not hold raw: control characters (C0,
+/// DEL, C1), the Unicode line and paragraph separators, and the
+/// bidirectional controls that reorder what a terminal shows.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+                | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// A similarity as the human outputs print it.
@@ -145,6 +190,38 @@ mod tests {
         assert_eq!(short(&long), format!("{}… (4096 bytes)", "k".repeat(60)));
         let wide = "é".repeat(100);
         assert_eq!(short(&wide), format!("{}… (200 bytes)", "é".repeat(60)));
+    }
+
+    #[test]
+    fn odd_keys_are_quoted_as_json_strings() {
+        assert_eq!(escaped("plain key/é.txt"), "plain key/é.txt");
+        assert_eq!(escaped(r"C:\dir\file"), r"C:\dir\file");
+        assert_eq!(escaped(""), "");
+        let forged = "evil\n0.999\tforged-key";
+        assert_eq!(escaped(forged), r#""evil\n0.999\tforged-key""#);
+        for key in [
+            forged,
+            "a\rb",
+            "tab\there",
+            "\"quoted\"",
+            "back\\slash\n",
+            "esc\u{1b}[31m",
+            "del\u{7f}",
+            "c1\u{85}",
+            "sep\u{2028}",
+            "bidi\u{202e}",
+            "astral 😀\n",
+        ] {
+            let shown = escaped(key);
+            assert!(shown.starts_with('"'), "{shown}");
+            assert!(!shown.chars().any(needs_escape), "{shown:?}");
+            let back: String = serde_json::from_str(&shown).unwrap();
+            assert_eq!(back, key);
+        }
+        assert_eq!(short("a\nb"), r#""a\nb""#);
+        let long = format!("a\n{}", "k".repeat(100));
+        let shown = format!("\"a\\n{}\"… (102 bytes)", "k".repeat(58));
+        assert_eq!(short(&long), shown);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the clusters they form.
 
 use crate::args::{open_read_only, parse_threshold};
-use crate::output::{json, line, progress, similarity, spinner};
+use crate::output::{escaped, json, line, progress, similarity, spinner};
 use crate::{CliError, CmdResult, Outcome};
 use lshdb::{Database, Groups};
 use serde_json::json;
@@ -43,8 +43,8 @@ pub fn pairs(args: &PairsArgs) -> CmdResult {
             line(format_args!(
                 "{}\t{}\t{}",
                 similarity(pair.similarity),
-                pair.a,
-                pair.b
+                escaped(&pair.a),
+                escaped(&pair.b)
             ));
         }
         !crate::interrupt::interrupted()
@@ -112,7 +112,7 @@ pub fn print_groups(groups: &Groups, threshold: f64, as_json: bool) {
             members.len()
         ));
         for (key, best) in members {
-            line(format_args!("  {}\t{key}", similarity(*best)));
+            line(format_args!("  {}\t{}", similarity(*best), escaped(key)));
         }
     }
 }

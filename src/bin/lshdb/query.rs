@@ -3,7 +3,7 @@
 
 use crate::args::{open_read_only, JsonFields};
 use crate::input::{read_text_file, FileText, InputError};
-use crate::output::{json, line, similarity};
+use crate::output::{escaped, json, line, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{Database, DocumentBuf, Explain, Query, QueryResult};
 use serde_json::json;
@@ -163,7 +163,11 @@ pub fn run(args: &Args) -> CmdResult {
             eprintln!("lshdb: note: {}", cli_warning(warning));
         }
         for hit in &result.hits {
-            line(format_args!("{}\t{}", similarity(hit.similarity), hit.key));
+            line(format_args!(
+                "{}\t{}",
+                similarity(hit.similarity),
+                escaped(&hit.key)
+            ));
         }
         if args.explain {
             print_explain(&result.explain);
@@ -212,7 +216,7 @@ fn run_simhash(
             eprintln!("lshdb: note: {warning}");
         }
         for hit in &hits {
-            line(format_args!("{}\t{}", hit.distance, hit.key));
+            line(format_args!("{}\t{}", hit.distance, escaped(&hit.key)));
         }
         if hits.is_empty() {
             eprintln!("lshdb: nothing found within {distance} bit(s)");

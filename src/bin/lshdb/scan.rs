@@ -19,7 +19,7 @@
 use crate::add::{catch_interrupt, interrupted};
 use crate::args::{open_waiting, parse_threshold, Wait};
 use crate::input::{read_regular_file, FileText};
-use crate::output::{json, line, progress};
+use crate::output::{escaped, json, line, progress};
 use crate::pairs::{group_json, note_threshold, print_groups};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{BulkOptions, Config, Database};
@@ -196,7 +196,7 @@ pub fn run(args: &Args) -> CmdResult {
     let report = db.insert_bulk(pending, &BulkOptions::default(), |_| !interrupted())?;
     bar.finish_and_clear();
     for (key, err) in &report.rejected {
-        eprintln!("lshdb: rejected `{key}`: {err}");
+        eprintln!("lshdb: rejected `{}`: {err}", escaped(key));
     }
     if let Some(err) = failure.into_inner() {
         return Err(err.into());
@@ -260,8 +260,8 @@ pub fn run(args: &Args) -> CmdResult {
     line(format_args!(
         "scanned {} file(s) under {} into {}: {added} added, {changed} changed, {removed} removed, {unchanged} unchanged",
         walk.files.len(),
-        args.dir.display(),
-        db_path.display()
+        escaped(&args.dir.to_string_lossy()),
+        escaped(&db_path.to_string_lossy())
     ));
     line(format_args!(
         "skipped {} binary, {} empty, {} too large, {} unreadable file(s); {} document(s) indexed",
