@@ -34,6 +34,7 @@ impl<'db> Batch<'db> {
     }
 
     fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
+        self.db.store().check_process()?;
         crate::guard::guard(|| {
             let mut writer = Writer::open(&self.txn, self.db.pipeline())?;
             let out = f(&mut writer)?;
@@ -111,6 +112,7 @@ impl<'db> Batch<'db> {
     /// Commits every operation durably, at once.
     pub fn commit(self) -> Result<()> {
         let (db, txn) = (self.db, self.txn);
+        db.store().check_process()?;
         crate::guard::guard(|| Ok(txn.commit()?)).map_err(|e| db.poison(e))
     }
 

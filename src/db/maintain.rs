@@ -115,8 +115,7 @@ impl Database {
     /// # Errors
     /// [`Error::ReadOnly`] on a read-only handle; storage errors.
     pub fn check_pages(&mut self) -> Result<CheckReport> {
-        let path = self.path.clone();
-        let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
+        let db = self.db.writable_mut()?;
         let storage_ok =
             crate::guard::guard(|| Ok(db.check_integrity().unwrap_or(false))).unwrap_or(false);
         let mut report = self.check()?;
@@ -354,8 +353,7 @@ impl Database {
                 tables.runs.merge_all()?;
             }
             txn.commit()?;
-            let path = self.path.clone();
-            let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
+            let db = self.db.writable_mut()?;
             Ok(db.compact()?)
         })
     }

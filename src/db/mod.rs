@@ -23,6 +23,7 @@ mod pairs;
 mod query;
 mod reband;
 mod salvage;
+mod store;
 mod unique;
 mod writer;
 
@@ -44,9 +45,9 @@ use crate::query::{Hit, QueryInput};
 use crate::store::cache::RecordCache;
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
-use open::Store;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
+use store::Store;
 use writer::Writer;
 
 /// A persistent similarity index in one file.
@@ -142,7 +143,7 @@ impl Database {
 
     /// Whether this handle was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        self.db.writable().is_none()
+        self.db.is_read_only()
     }
 
     /// The stored settings.
@@ -310,14 +311,17 @@ impl Database {
         .map_err(|e| self.poison(e))
     }
 
-    /// The writable redb database, or [`Error::ReadOnly`].
+    /// The writable redb database: [`Error::ReadOnly`] on a read-only
+    /// handle, [`Error::WrongProcess`] in a forked child.
     pub(crate) fn writable(&self) -> Result<&redb::Database> {
-        self.db.writable().ok_or_else(|| Error::ReadOnly {
-            path: self.path.clone(),
-        })
+        self.db.writable()
     }
 
+    /// What every write checks first: [`Error::WrongProcess`] in a forked
+    /// child (before any parallel work, whose thread pool a child lacks),
+    /// then [`Error::Poisoned`] after a failed write.
     pub(crate) fn check_poisoned(&self) -> Result<()> {
+        self.db.check_process()?;
         match &*self.poisoned.lock() {
             Some(reason) => Err(Error::Poisoned(reason.clone())),
             None => Ok(()),

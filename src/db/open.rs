@@ -10,6 +10,7 @@
 //! locks, so it is opened in redb's default exclusive mode instead, and the
 //! caller must not open the same storage twice at once.
 
+use super::store::{Engine, Store};
 use super::{Database, Pipeline};
 use crate::config::{Config, Settings};
 use crate::store::cache::{RecordCache, DEFAULT_RECORD_CACHE_BYTES};
@@ -18,7 +19,7 @@ use crate::store::schema::{meta_keys, FORMAT_VERSION, META, OLDEST_FORMAT_VERSIO
 use crate::store::tables::WriteTables;
 use crate::{Error, Result};
 use parking_lot::Mutex;
-use redb::{ConcurrencyMode, ReadTransaction, ReadableDatabase};
+use redb::ConcurrencyMode;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -109,7 +110,7 @@ impl Builder {
             let db = self
                 .redb(ConcurrencyMode::SingleWriter)
                 .create(path)
-                .map_err(|e| map_open_error(path, e))?;
+                .map_err(|e| map_open_error(path, "create", e))?;
             self.initialize(db, path, settings, pipeline)
                 .inspect_err(|_| {
                     // A file without lshdb metadata is of no use and would
@@ -132,22 +133,18 @@ impl Builder {
         crate::guard::guard(|| {
             check_header(path)?;
             let started = Instant::now();
+            let mut repaired = false;
             loop {
-                let opened = if self.read_only {
-                    self.redb(ConcurrencyMode::SingleWriter)
-                        .open_read_only(path)
-                        .map(Store::Read)
-                } else {
-                    self.redb(ConcurrencyMode::SingleWriter)
-                        .open(path)
-                        .map(Store::Write)
-                };
-                match opened.map_err(|e| map_open_error(path, e)) {
+                match self.open_engine(path) {
                     Err(Error::AlreadyOpen { .. }) if self.keep_waiting(started) => {
                         std::thread::sleep(Duration::from_millis(50));
                     }
+                    Err(Error::NeedsRepair { .. }) if !repaired && may_repair(path) => {
+                        repaired = true;
+                        self.repair(path)?;
+                    }
                     Err(err) => return Err(err),
-                    Ok(store) => return self.attach(store, path),
+                    Ok(engine) => return self.attach(Store::new(engine, path), path),
                 }
             }
         })
@@ -191,7 +188,7 @@ impl Builder {
             let db = self
                 .redb(ConcurrencyMode::ExclusiveWriter)
                 .create_with_backend(backend)
-                .map_err(|e| map_open_error(path, e))?;
+                .map_err(|e| map_open_error(path, "create", e))?;
             self.initialize(db, path, settings, pipeline)
         })
     }
@@ -214,18 +211,18 @@ impl Builder {
             check_backend_header(path, &backend)?;
             let redb = self.redb(ConcurrencyMode::ExclusiveWriter);
             let store = if self.read_only {
-                Store::Read(
+                Engine::Read(
                     redb.open_read_only_with_backend(backend)
-                        .map_err(|e| map_open_error(path, e))?,
+                        .map_err(|e| map_open_error(path, "open", e))?,
                 )
             } else {
                 // Not empty (checked above), so redb opens, and never initializes.
-                Store::Write(
+                Engine::Write(
                     redb.create_with_backend(backend)
-                        .map_err(|e| map_open_error(path, e))?,
+                        .map_err(|e| map_open_error(path, "open", e))?,
                 )
             };
-            self.attach(store, path)
+            self.attach(Store::new(store, path), path)
         })
     }
 
@@ -234,6 +231,38 @@ impl Builder {
         builder.set_cache_size(self.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES));
         builder.set_concurrency_mode(mode);
         builder
+    }
+
+    /// Opens the redb database at `path` as the builder says.
+    fn open_engine(&self, path: &Path) -> Result<Engine> {
+        let redb = self.redb(ConcurrencyMode::SingleWriter);
+        if self.read_only {
+            redb.open_read_only(path)
+                .map(Engine::Read)
+                .map_err(|e| map_open_error(path, "open", e))
+        } else {
+            redb.open(path)
+                .map(Engine::Write)
+                .map_err(|e| map_open_error(path, "open for writing", e))
+        }
+    }
+
+    /// Repairs a file whose writer crashed, for a read-only open: opens it
+    /// for writing once (the storage engine repairs it then) and closes it.
+    /// When that fails — another writer has opened it meanwhile (and has
+    /// repaired it), or the file may not be written after all — the
+    /// read-only open goes on and reports what it finds.
+    fn repair(&self, path: &Path) -> Result<()> {
+        match self.redb(ConcurrencyMode::SingleWriter).open(path) {
+            Ok(db) => Ok(db.close()?),
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => Ok(()),
+            Err(redb::DatabaseError::Storage(redb::StorageError::Io(io)))
+                if io.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                Ok(())
+            }
+            Err(other) => Err(map_open_error(path, "repair", other)),
+        }
     }
 
     fn refuse_read_only_create(&self) -> Result<()> {
@@ -267,15 +296,20 @@ impl Builder {
             WriteTables::open(&txn)?; // creates every table
         }
         txn.commit()?;
-        Ok(self.handle(Store::Write(db), path, settings, pipeline))
+        Ok(self.handle(
+            Store::new(Engine::Write(db), path),
+            path,
+            settings,
+            pipeline,
+        ))
     }
 
     /// Makes an opened redb database a [`Database`]: reads and checks the
     /// stored settings against the expected configuration.
     fn attach(&self, store: Store, path: &Path) -> Result<Database> {
         let (settings, version) = read_settings(path, &store)?;
-        if let (Store::Write(db), true) = (&store, version < FORMAT_VERSION) {
-            upgrade(db)?;
+        if !store.is_read_only() && version < FORMAT_VERSION {
+            upgrade(store.writable()?)?;
         }
         if let Some(expected) = &self.expect {
             if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
@@ -312,39 +346,8 @@ impl Builder {
     }
 }
 
-/// The open redb database: writable, or read-only.
-pub(crate) enum Store {
-    Write(redb::Database),
-    Read(redb::ReadOnlyDatabase),
-}
-
-impl Store {
-    /// A read snapshot of the latest commit.
-    pub(crate) fn begin_read(&self) -> Result<ReadTransaction> {
-        Ok(match self {
-            Store::Write(db) => db.begin_read()?,
-            Store::Read(db) => db.begin_read()?,
-        })
-    }
-
-    /// The writable database, or `None` when opened read-only.
-    pub(crate) fn writable(&self) -> Option<&redb::Database> {
-        match self {
-            Store::Write(db) => Some(db),
-            Store::Read(_) => None,
-        }
-    }
-
-    /// The writable database, mutably, or `None` when opened read-only.
-    pub(crate) fn writable_mut(&mut self) -> Option<&mut redb::Database> {
-        match self {
-            Store::Write(db) => Some(db),
-            Store::Read(_) => None,
-        }
-    }
-}
-
-fn map_open_error(path: &Path, err: redb::DatabaseError) -> Error {
+/// redb's error for opening (or creating, `op`) `path`, in lshdb's terms.
+fn map_open_error(path: &Path, op: &'static str, err: redb::DatabaseError) -> Error {
     match err {
         redb::DatabaseError::DatabaseAlreadyOpen => Error::AlreadyOpen {
             path: path.to_owned(),
@@ -356,13 +359,30 @@ fn map_open_error(path: &Path, err: redb::DatabaseError) -> Error {
         redb::DatabaseError::Storage(redb::StorageError::Io(io))
             if io.kind() == std::io::ErrorKind::UnexpectedEof =>
         {
-            Error::NotADatabase {
-                path: path.to_owned(),
-                reason: "the file is truncated: it ends inside the database header".to_owned(),
-            }
+            Error::corrupted("the file is truncated: it ends inside the database header")
         }
+        // Permission denied, a missing folder, a full disk: name the file.
+        redb::DatabaseError::Storage(redb::StorageError::Io(source)) => Error::Io {
+            op,
+            path: path.to_owned(),
+            source,
+        },
         other => Error::from(other),
     }
+}
+
+/// Whether a read-only open may repair `path`: neither the file nor its
+/// folder is marked read-only, and this process may write the file. The
+/// permission bits are checked as well as access, so that a file made
+/// read-only (`chmod a-w`) stays untouched even for a superuser.
+fn may_repair(path: &Path) -> bool {
+    let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
+    let folder = match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => Path::new("."),
+    };
+    writable(path) && writable(folder) && std::fs::OpenOptions::new().write(true).open(path).is_ok()
 }
 
 /// What [`Database::path`] returns for a database on a caller's storage
@@ -379,6 +399,7 @@ fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
 /// Refuses files that are not redb files before redb sees them, so the
 /// error says what the file is.
 fn check_header(path: &Path) -> Result<()> {
+    check_file_type(path)?;
     let mut file = std::fs::File::open(path).map_err(Error::io("open", path))?;
     let mut head = [0u8; REDB_MAGIC.len()];
     let mut read = 0;
@@ -392,6 +413,44 @@ fn check_header(path: &Path) -> Result<()> {
         }
     }
     check_magic(path, &head[..read])
+}
+
+/// Refuses a path that is not a regular file (a FIFO, a folder, a
+/// device) before opening it: opening a FIFO would wait for a writer.
+fn check_file_type(path: &Path) -> Result<()> {
+    let kind = std::fs::metadata(path)
+        .map_err(Error::io("open", path))?
+        .file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let what = special_kind(kind);
+    Err(Error::NotADatabase {
+        path: path.to_owned(),
+        reason: format!("it is {what}, not a database file"),
+    })
+}
+
+/// What a file that is not a regular file is, with its article.
+fn special_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a folder"
+    } else {
+        "a special file"
+    }
 }
 
 /// [`check_header`] on a storage backend.
@@ -421,7 +480,9 @@ fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
         return Err(not_db("it does not start with a database header"));
     }
     if head.len() < REDB_MAGIC.len() {
-        return Err(not_db("the file is truncated inside its header"));
+        return Err(Error::corrupted(
+            "the file is truncated: it ends inside the database header",
+        ));
     }
     Ok(())
 }
