@@ -225,11 +225,16 @@ pub struct CheckArgs {
 
 pub fn check(args: &CheckArgs) -> CmdResult {
     let bar = crate::output::spinner("checking");
-    let report = if args.pages {
-        open_waiting(&args.file, &args.wait)?.check_pages()?
+    let checked = if args.pages {
+        open_waiting(&args.file, &args.wait).and_then(|mut db| Ok(db.check_pages()?))
     } else {
-        open_read_only(&args.file)?.check()?
+        open_read_only(&args.file).and_then(|db| Ok(db.check()?))
     };
+    // A file too damaged to open (a cut one) is damage found, not a failure.
+    let report = checked.map_err(|err| match err {
+        crate::CliError::Lib(err @ lshdb::Error::Corrupted(_)) => crate::CliError::Damaged(err),
+        other => other,
+    })?;
     bar.finish_and_clear();
     if args.json {
         json(&json!({
