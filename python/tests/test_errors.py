@@ -71,8 +71,9 @@ def test_config_mismatch(db: lshdb.Database) -> None:
 
 
 def test_already_open_and_read_only(db: lshdb.Database) -> None:
-    with pytest.raises(lshdb.AlreadyOpen, match="one writer per file"):
+    with pytest.raises(lshdb.AlreadyOpen, match="one writer per file") as info:
         lshdb.Database.open(db.path)
+    assert "wait=SECONDS" in str(info.value) and "--wait" not in str(info.value)
     with pytest.raises(lshdb.AlreadyOpen):
         lshdb.Database.open(db.path, wait=0.2)
     with lshdb.Database.open(db.path, read_only=True) as reader:
@@ -94,7 +95,7 @@ def test_database_closed(db: lshdb.Database) -> None:
         db.insert("a", "text")
 
 
-def test_needs_repair_after_a_killed_writer(path: Path) -> None:
+def test_a_killed_writers_file_is_repaired_by_a_reader(path: Path) -> None:
     killed = run_python(
         """
         import os, signal, sys, lshdb
@@ -105,9 +106,18 @@ def test_needs_repair_after_a_killed_writer(path: Path) -> None:
         str(path),
     )
     assert killed.returncode == -9
-    with pytest.raises(lshdb.NeedsRepair, match="not closed cleanly"):
-        lshdb.Database.open(path, read_only=True)
-    with lshdb.Database.open(path) as db:  # a writer repairs it
+    # In a read-only folder, a read-only open cannot repair it.
+    path.parent.chmod(0o555)
+    try:
+        with pytest.raises(lshdb.NeedsRepair, match="not closed cleanly") as info:
+            lshdb.Database.open(path, read_only=True)
+    finally:
+        path.parent.chmod(0o755)
+    assert "--pages" not in str(info.value)  # no CLI flag in Python
+    # Where it may write the file, a read-only open repairs it and goes on.
+    with lshdb.Database.open(path, read_only=True) as db:
+        assert db.read_only and len(db) == 1
+    with lshdb.Database.open(path) as db:
         assert len(db) == 1
 
 
