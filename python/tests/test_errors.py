@@ -171,3 +171,13 @@ def test_os_error_messages_keep_the_path(tmp_path: Path) -> None:
     with pytest.raises(lshdb.LshdbError) as info:
         lshdb.Database.open(target)
     assert "dir.lshdb" in str(info.value)
+
+
+def test_a_cut_file_is_corrupted_and_says_truncated(path: Path) -> None:
+    with lshdb.Database.create(path, 0.5) as db:
+        db.insert_many([(f"k{i}", f"document {i} with its own words {i * 13}") for i in range(2000)])
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(lshdb.Corrupted, match="truncated"):
+        with lshdb.Database.open(path, read_only=True) as db:
+            db.check()

@@ -55,6 +55,11 @@ use writer::Writer;
 /// `Database` is `Send + Sync`: share it between threads behind an `Arc`.
 /// Readers see consistent snapshots while one writer commits.
 ///
+/// A handle belongs to the process that opened it: in a child made by
+/// `fork()` every call fails with [`Error::WrongProcess`] and changes
+/// nothing, while the parent's handle keeps working. Open the database
+/// again in the child.
+///
 /// ```
 /// use lshdb::{Config, Database};
 /// let dir = tempfile::tempdir()?;

@@ -75,10 +75,15 @@ impl Builder {
     }
 
     /// Opens without write access (default false). A read-only handle never
-    /// changes the file, works on a file the user may only read, and may be
-    /// open in any number of processes while one other process writes; its
-    /// queries see the writer's commits as they land. Writes return
-    /// [`Error::ReadOnly`].
+    /// changes the file's contents, works on a file the user may only read,
+    /// and may be open in any number of processes while one other process
+    /// writes; its queries see the writer's commits as they land. Writes
+    /// return [`Error::ReadOnly`].
+    ///
+    /// A file whose writer crashed needs a repair first. The open makes it
+    /// when it may — the file and its folder are not read-only and no
+    /// writer has it open — by opening the file for writing once, and then
+    /// goes on read-only; otherwise it fails with [`Error::NeedsRepair`].
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self
@@ -126,8 +131,11 @@ impl Builder {
     /// [`Error::NotADatabase`], [`Error::FormatVersion`],
     /// [`Error::AlreadyOpen`] (another process writes it; not for
     /// read-only opens), [`Error::NeedsRepair`] (read-only open of a file
-    /// whose writer crashed), [`Error::ConfigMismatch`],
-    /// [`Error::Corrupted`], [`Error::Io`].
+    /// whose writer crashed, which it may not repair: see
+    /// [`Builder::read_only`]), [`Error::ConfigMismatch`],
+    /// [`Error::NotADatabase`] (a FIFO, a folder, a device),
+    /// [`Error::Corrupted`] (also a truncated file), [`Error::Io`] naming
+    /// the file (missing, permission denied).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Database> {
         let path = path.as_ref();
         crate::guard::guard(|| {
