@@ -81,6 +81,28 @@ fn every_call_in_a_forked_child_fails_and_the_parent_goes_on() {
 }
 
 #[test]
+fn a_batch_begun_before_the_fork_is_refused_in_the_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fork.lshdb");
+    let db = filled(&path, 3);
+    let mut batch = Some(db.batch().unwrap());
+    batch
+        .as_mut()
+        .unwrap()
+        .insert("parent", "a document of the parent's batch")
+        .unwrap();
+    let code = in_child(|| {
+        let mut batch = batch.take().unwrap();
+        wrong_process(batch.insert("child", "a document of the child"))
+            && wrong_process(batch.commit())
+    });
+    assert_eq!(code, 0);
+    batch.unwrap().commit().unwrap();
+    assert_eq!(db.len().unwrap(), 4);
+    assert!(db.contains("parent").unwrap() && !db.contains("child").unwrap());
+}
+
+#[test]
 fn a_child_dropping_the_handle_leaves_the_parents_file_and_lock() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fork.lshdb");
