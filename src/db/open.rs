@@ -363,11 +363,14 @@ fn map_open_error(path: &Path, op: &'static str, err: redb::DatabaseError) -> Er
         redb::DatabaseError::RepairAborted => Error::NeedsRepair {
             path: path.to_owned(),
         },
-        // A file shorter than redb's header: cut after its magic number.
+        // A file cut inside redb's header (after its magic number), or
+        // before the pages the header points to.
         redb::DatabaseError::Storage(redb::StorageError::Io(io))
             if io.kind() == std::io::ErrorKind::UnexpectedEof =>
         {
-            Error::corrupted("the file is truncated: it ends inside the database header")
+            Error::corrupted(
+                "the file is truncated: it ends before the header or the pages the open reads",
+            )
         }
         // Permission denied, a missing folder, a full disk: name the file.
         redb::DatabaseError::Storage(redb::StorageError::Io(source)) => Error::Io {
