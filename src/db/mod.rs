@@ -14,6 +14,7 @@
 mod batch;
 mod bulk;
 mod containment;
+mod header;
 mod held;
 mod keys;
 mod labels;

@@ -10,17 +10,17 @@
 //! locks, so it is opened in redb's default exclusive mode instead, and the
 //! caller must not open the same storage twice at once.
 
+use super::header::{check_backend_header, check_header, may_repair};
 use super::store::{Engine, Store};
 use super::{Database, Pipeline};
 use crate::config::{Config, Settings};
 use crate::store::cache::{RecordCache, DEFAULT_RECORD_CACHE_BYTES};
 use crate::store::meta;
-use crate::store::schema::{meta_keys, FORMAT_VERSION, META, OLDEST_FORMAT_VERSION, REDB_MAGIC};
+use crate::store::schema::{meta_keys, FORMAT_VERSION, META, OLDEST_FORMAT_VERSION};
 use crate::store::tables::WriteTables;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use redb::ConcurrencyMode;
-use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -382,20 +382,6 @@ fn map_open_error(path: &Path, op: &'static str, err: redb::DatabaseError) -> Er
     }
 }
 
-/// Whether a read-only open may repair `path`: neither the file nor its
-/// folder is marked read-only, and this process may write the file. The
-/// permission bits are checked as well as access, so that a file made
-/// read-only (`chmod a-w`) stays untouched even for a superuser.
-fn may_repair(path: &Path) -> bool {
-    let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
-    let folder = match path.parent() {
-        Some(p) if p.as_os_str().is_empty() => Path::new("."),
-        Some(p) => p,
-        None => Path::new("."),
-    };
-    writable(path) && writable(folder) && std::fs::OpenOptions::new().write(true).open(path).is_ok()
-}
-
 /// What [`Database::path`] returns for a database on a caller's storage
 /// backend, which has no path. Errors that name a file name this instead.
 const BACKEND_PATH: &str = "<backend>";
@@ -405,97 +391,6 @@ fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
     let settings = config.resolve()?;
     let pipeline = Pipeline::new(&settings)?;
     Ok((settings, pipeline))
-}
-
-/// Refuses files that are not redb files before redb sees them, so the
-/// error says what the file is.
-fn check_header(path: &Path) -> Result<()> {
-    check_file_type(path)?;
-    let mut file = std::fs::File::open(path).map_err(Error::io("open", path))?;
-    let mut head = [0u8; REDB_MAGIC.len()];
-    let mut read = 0;
-    while read < head.len() {
-        match file
-            .read(&mut head[read..])
-            .map_err(Error::io("read the header of", path))?
-        {
-            0 => break,
-            n => read += n,
-        }
-    }
-    check_magic(path, &head[..read])
-}
-
-/// Refuses a path that is not a regular file (a FIFO, a folder, a
-/// device) before opening it: opening a FIFO would wait for a writer.
-fn check_file_type(path: &Path) -> Result<()> {
-    let kind = std::fs::metadata(path)
-        .map_err(Error::io("open", path))?
-        .file_type();
-    if kind.is_file() {
-        return Ok(());
-    }
-    let what = special_kind(kind);
-    Err(Error::NotADatabase {
-        path: path.to_owned(),
-        reason: format!("it is {what}, not a database file"),
-    })
-}
-
-/// What a file that is not a regular file is, with its article.
-fn special_kind(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "a device";
-        }
-    }
-    if kind.is_dir() {
-        "a folder"
-    } else {
-        "a special file"
-    }
-}
-
-/// [`check_header`] on a storage backend.
-fn check_backend_header<B: redb::StorageBackend>(path: &Path, backend: &B) -> Result<()> {
-    let len = backend
-        .len()
-        .map_err(Error::io("read the length of", path))?;
-    let mut head = [0u8; REDB_MAGIC.len()];
-    let read = usize::try_from(len).map_or(head.len(), |len| len.min(head.len()));
-    backend
-        .read(0, &mut head[..read])
-        .map_err(Error::io("read the header of", path))?;
-    check_magic(path, &head[..read])
-}
-
-/// Whether `head`, the first bytes of a file (all of them when it is
-/// shorter than redb's magic number), starts a redb file.
-fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
-    let not_db = |reason: &str| Error::NotADatabase {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-    };
-    if head.is_empty() {
-        return Err(not_db("the file is empty"));
-    }
-    if head[..] != REDB_MAGIC[..head.len()] {
-        return Err(not_db("it does not start with a database header"));
-    }
-    if head.len() < REDB_MAGIC.len() {
-        return Err(Error::corrupted(
-            "the file is truncated: it ends inside the database header",
-        ));
-    }
-    Ok(())
 }
 
 /// Marks a file of an older format as the current one, in one commit,
