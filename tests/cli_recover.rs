@@ -118,6 +118,7 @@ fn cut_files_are_damage_with_exit_code_3() {
         let said = format!("{}{}", run.stdout, run.stderr);
         assert_eq!(run.code, 3, "cut at {len} of {}: {said}", whole.len());
         assert!(said.contains("truncated"), "cut at {len}: {said}");
+        assert!(!said.contains("run `lshdb check"), "{said}");
     }
 }
 

@@ -105,7 +105,13 @@ impl From<std::io::Error> for CliError {
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CliError::Lib(err) | CliError::Damaged(err) => lib_error(err, f),
+            CliError::Lib(err) => lib_error(err, f),
+            // `check` itself: no hint to run it.
+            CliError::Damaged(lshdb::Error::Corrupted(what)) => write!(
+                f,
+                "the database is damaged: {what}; restore it from a backup or export"
+            ),
+            CliError::Damaged(err) => lib_error(err, f),
             CliError::Message(msg) | CliError::Interrupted(msg) => write!(f, "{msg}"),
         }
     }
