@@ -158,7 +158,7 @@ pub enum Error {
     },
 
     /// Stored data failed its checksum or could not be decoded.
-    #[error("the database is damaged: {0}; run `lshdb check` and restore from a backup or export")]
+    #[error("the database is damaged: {0}; restore it from a backup or export")]
     Corrupted(String),
 
     /// A feature of the index was not enabled when the database was created.
