@@ -106,14 +106,13 @@ pub enum Error {
     /// for writing: lshdb allows one writer per file at a time. Read-only
     /// handles ([`crate::Builder::read_only`]) can open it meanwhile, and
     /// [`crate::Builder::wait`] waits for the writer to close.
-    #[error(
-        "{} is open for writing in another process or handle, and lshdb allows one writer per \
-         file; read-only opens work meanwhile — close the other writer, or wait for it",
-        path.display()
-    )]
+    #[error("{}", already_open(path, *waited))]
     AlreadyOpen {
         /// The file.
         path: PathBuf,
+        /// How long the open waited for the writer ([`crate::Builder::wait`]),
+        /// when it did.
+        waited: Option<std::time::Duration>,
     },
 
     /// A write was attempted on a handle opened read-only.
@@ -186,6 +185,24 @@ pub enum Error {
     /// An error of the storage engine (redb) not covered by another variant.
     #[error("storage engine error")]
     Storage(#[source] redb::Error),
+}
+
+/// The message of [`Error::AlreadyOpen`].
+fn already_open(path: &std::path::Path, waited: Option<std::time::Duration>) -> String {
+    let path = path.display();
+    match waited {
+        None => format!(
+            "{path} is open for writing in another process or handle, and lshdb allows one \
+             writer per file; read-only opens work meanwhile — close the other writer, or wait \
+             for it"
+        ),
+        Some(waited) => format!(
+            "{path} is still open for writing in another process or handle after waiting {} \
+             seconds, and lshdb allows one writer per file; read-only opens work meanwhile — \
+             close the other writer, or try again later",
+            waited.as_secs_f64()
+        ),
+    }
 }
 
 /// `Result` with lshdb's [`Error`].

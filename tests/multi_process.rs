@@ -198,12 +198,18 @@ fn a_second_writer_is_refused_or_waits() {
     second.insert("b", "another document").unwrap();
     // The reader follows the new writer's commits.
     assert_eq!(reader.len().unwrap(), 2);
-    assert!(matches!(
-        Database::builder()
-            .wait(Duration::from_millis(200))
-            .open(&path),
-        Err(Error::AlreadyOpen { .. })
-    ));
+    let err = Database::builder()
+        .wait(Duration::from_millis(200))
+        .open(&path)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::AlreadyOpen { waited: Some(w), .. } if w == Duration::from_millis(200)),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("after waiting 0.2 seconds"),
+        "{err}"
+    );
 }
 
 /// A read-only handle answers everything a reader asks, refuses writes,

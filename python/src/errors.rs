@@ -49,7 +49,7 @@ pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
 fn python_message(err: &lshdb::Error) -> String {
     let text = message(err);
     match err {
-        lshdb::Error::AlreadyOpen { .. } => {
+        lshdb::Error::AlreadyOpen { waited: None, .. } => {
             format!("{text} (`Database.open(path, wait=SECONDS)` waits for it)")
         }
         _ => text,

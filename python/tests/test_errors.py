@@ -74,8 +74,9 @@ def test_already_open_and_read_only(db: lshdb.Database) -> None:
     with pytest.raises(lshdb.AlreadyOpen, match="one writer per file") as info:
         lshdb.Database.open(db.path)
     assert "wait=SECONDS" in str(info.value) and "--wait" not in str(info.value)
-    with pytest.raises(lshdb.AlreadyOpen):
+    with pytest.raises(lshdb.AlreadyOpen, match="after waiting 0.2 seconds") as info:
         lshdb.Database.open(db.path, wait=0.2)
+    assert "wait=" not in str(info.value)
     with lshdb.Database.open(db.path, read_only=True) as reader:
         with pytest.raises(lshdb.ReadOnlyError, match="read-only"):
             reader.insert("a", "some text")

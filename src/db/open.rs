@@ -147,6 +147,12 @@ impl Builder {
                     Err(Error::AlreadyOpen { .. }) if self.keep_waiting(started) => {
                         std::thread::sleep(Duration::from_millis(50));
                     }
+                    Err(Error::AlreadyOpen { path, .. }) => {
+                        return Err(Error::AlreadyOpen {
+                            path,
+                            waited: self.wait,
+                        })
+                    }
                     Err(Error::NeedsRepair { .. }) if !repaired && may_repair(path) => {
                         repaired = true;
                         self.repair(path)?;
@@ -359,6 +365,7 @@ fn map_open_error(path: &Path, op: &'static str, err: redb::DatabaseError) -> Er
     match err {
         redb::DatabaseError::DatabaseAlreadyOpen => Error::AlreadyOpen {
             path: path.to_owned(),
+            waited: None,
         },
         redb::DatabaseError::RepairAborted => Error::NeedsRepair {
             path: path.to_owned(),

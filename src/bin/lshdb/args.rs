@@ -52,7 +52,7 @@ pub fn open_waiting(path: &Path, wait: &Wait) -> Result<Database, CliError> {
         builder = builder.wait(Duration::from_secs_f64(seconds));
     }
     open_with(path, builder).map_err(|err| match err {
-        CliError::Lib(lshdb::Error::AlreadyOpen { path }) => already_open(&path, wait.wait),
+        CliError::Lib(lshdb::Error::AlreadyOpen { path, .. }) => already_open(&path, wait.wait),
         other => other,
     })
 }
