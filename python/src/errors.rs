@@ -50,7 +50,7 @@ fn python_message(err: &lshdb::Error) -> String {
     let text = message(err);
     match err {
         lshdb::Error::AlreadyOpen { waited: None, .. } => {
-            format!("{text} (`Database.open(path, wait=SECONDS)` waits for it)")
+            format!("{text} with `Database.open(path, wait=SECONDS)`")
         }
         _ => text,
     }
