@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 from pathlib import Path
 from typing import List, Tuple
 
@@ -61,15 +60,6 @@ def test_a_forked_child_cannot_use_the_parents_handle(path: Path) -> None:
         assert again.check()["clean"]
 
 
-def _insert_with_inherited(args: Tuple[lshdb.Database, str]) -> str:
-    db, key = args
-    try:
-        db.insert(key, "written through a handle inherited by fork")
-        return "written"
-    except lshdb.DatabaseClosed:
-        return "refused"
-
-
 def test_multiprocessing_fork_children_are_refused(path: Path) -> None:
     db = _fill(path, 5)
     global _INHERITED
@@ -87,8 +77,13 @@ _INHERITED: "lshdb.Database | None" = None
 
 
 def _refused_in_child(key: str) -> str:
+    """Writes through the handle the pool's worker inherited by fork."""
     assert _INHERITED is not None
-    return _insert_with_inherited((_INHERITED, key))
+    try:
+        _INHERITED.insert(key, "written through a handle inherited by fork")
+        return "written"
+    except lshdb.DatabaseClosed:
+        return "refused"
 
 
 def _count_in_child(path: str) -> Tuple[int, List[str]]:
