@@ -104,16 +104,15 @@ pub enum Error {
 
     /// Another process (or another handle in this process) has the file open
     /// for writing: lshdb allows one writer per file at a time. Read-only
-    /// handles ([`crate::Builder::read_only`]) can open it meanwhile.
-    #[error(
-        "{} is open for writing in another process or handle, and lshdb allows one writer per \
-         file; read-only opens work meanwhile — close the other writer, or wait for it \
-         (the CLI's `--wait SECONDS`)",
-        path.display()
-    )]
+    /// handles ([`crate::Builder::read_only`]) can open it meanwhile, and
+    /// [`crate::Builder::wait`] waits for the writer to close.
+    #[error("{}", already_open(path, *waited))]
     AlreadyOpen {
         /// The file.
         path: PathBuf,
+        /// How long the open waited for the writer ([`crate::Builder::wait`]),
+        /// when it did.
+        waited: Option<std::time::Duration>,
     },
 
     /// A write was attempted on a handle opened read-only.
@@ -124,20 +123,41 @@ pub enum Error {
     },
 
     /// The file was not closed cleanly (its writer crashed or was killed),
-    /// and only a writer can repair it: a read-only open refuses it.
+    /// and this read-only open could not repair it: a read-only open repairs
+    /// such a file only when it may write it (neither the file nor its folder
+    /// is read-only) and no writer has it open.
     #[error(
         "{} was not closed cleanly (its writer crashed or was killed) and needs a repair, \
-         which a read-only open cannot make; open it for writing once, for example with \
-         `lshdb check --pages {}`",
-        path.display(), path.display()
+         which this read-only open could not make (the file or its folder is read-only, or \
+         the process may not write it); open it for writing once, as a user who may write it, \
+         to repair it",
+        path.display()
     )]
     NeedsRepair {
         /// The file.
         path: PathBuf,
     },
 
+    /// The handle was opened in another process: a `Database` must not
+    /// cross `fork()`. Every call in the child fails with this error and
+    /// changes nothing; the parent's handle keeps working. Open the
+    /// database again in the child (or start children with `spawn`).
+    #[error(
+        "{} was opened in process {opened_in}, and this is process {current}: a database \
+         handle does not cross fork(); open the database again in this process",
+        path.display()
+    )]
+    WrongProcess {
+        /// The file.
+        path: PathBuf,
+        /// The id of the process that opened the handle.
+        opened_in: u32,
+        /// The id of the process that made the call.
+        current: u32,
+    },
+
     /// Stored data failed its checksum or could not be decoded.
-    #[error("the database is damaged: {0}; run `lshdb check` and restore from a backup or export")]
+    #[error("the database is damaged: {0}; restore it from a backup or export")]
     Corrupted(String),
 
     /// A feature of the index was not enabled when the database was created.
@@ -165,6 +185,24 @@ pub enum Error {
     /// An error of the storage engine (redb) not covered by another variant.
     #[error("storage engine error")]
     Storage(#[source] redb::Error),
+}
+
+/// The message of [`Error::AlreadyOpen`].
+fn already_open(path: &std::path::Path, waited: Option<std::time::Duration>) -> String {
+    let path = path.display();
+    match waited {
+        None => format!(
+            "{path} is open for writing in another process or handle, and lshdb allows one \
+             writer per file; read-only opens work meanwhile — close the other writer, or wait \
+             for it"
+        ),
+        Some(waited) => format!(
+            "{path} is still open for writing in another process or handle after waiting {} \
+             seconds, and lshdb allows one writer per file; read-only opens work meanwhile — \
+             close the other writer, or try again later",
+            waited.as_secs_f64()
+        ),
+    }
 }
 
 /// `Result` with lshdb's [`Error`].
@@ -198,6 +236,13 @@ impl From<redb::Error> for Error {
     fn from(err: redb::Error) -> Self {
         match err {
             redb::Error::Corrupted(what) => Error::Corrupted(format!("storage engine: {what}")),
+            // A read that ended before the data the engine expected: the
+            // file was cut (a copy stopped early, a full disk, truncate).
+            redb::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Error::Corrupted(format!(
+                    "the file is truncated: a read ended before the data it expected ({io})"
+                ))
+            }
             other => Error::Storage(other),
         }
     }

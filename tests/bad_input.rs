@@ -368,7 +368,7 @@ fn files_that_are_not_databases_are_refused_with_a_reason() {
         txn.commit().unwrap();
     }
     let mut reasons = Vec::new();
-    for path in [&empty, &text, &truncated, &plain] {
+    for path in [&empty, &text, &plain] {
         let before = fingerprint(path);
         reasons.push(not_a_database(path));
         if path != &plain {
@@ -386,14 +386,27 @@ fn files_that_are_not_databases_are_refused_with_a_reason() {
     }
     assert_eq!(reasons[0], "the file is empty");
     assert!(
-        reasons[3].contains("without lshdb metadata"),
+        reasons[2].contains("without lshdb metadata"),
         "{}",
-        reasons[3]
+        reasons[2]
     );
     let mut distinct = reasons.clone();
     distinct.sort();
     distinct.dedup();
-    assert_eq!(distinct.len(), 4, "{reasons:?}");
+    assert_eq!(distinct.len(), 3, "{reasons:?}");
+    // A file cut inside the magic number is a damaged database, refused
+    // before anything opened it for writing; a folder is refused at once.
+    let before = fingerprint(&truncated);
+    match Database::open(&truncated) {
+        Err(Error::Corrupted(what)) => assert!(what.contains("truncated"), "{what}"),
+        other => panic!("expected Corrupted, got {other:?}"),
+    }
+    assert_eq!(fingerprint(&truncated), before);
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    assert_eq!(
+        not_a_database(&dir.path().join("folder")),
+        "it is a folder, not a database file"
+    );
 
     // A meta table without lshdb's format record, and one with garbage.
     let no_format = dir.path().join("no-format.redb");
@@ -568,8 +581,8 @@ fn fixture_at(path: &Path) -> Database {
 }
 
 /// A file cut just after redb's magic number (or anywhere inside the
-/// header) says "truncated", not "failed to fill whole buffer" — for
-/// writers and read-only opens alike.
+/// header) is damage that says "truncated", not "failed to fill whole
+/// buffer" — for writers and read-only opens alike.
 #[test]
 fn a_file_cut_after_its_magic_number_is_truncated() {
     let dir = tempfile::tempdir().unwrap();
@@ -586,7 +599,7 @@ fn a_file_cut_after_its_magic_number_is_truncated() {
                 .unwrap_err();
             let msg = err.to_string();
             assert!(
-                matches!(err, Error::NotADatabase { .. }) && msg.contains("truncated"),
+                matches!(err, Error::Corrupted(_)) && msg.contains("truncated"),
                 "cut at {cut}, read_only {read_only}: {msg}"
             );
             assert!(!msg.contains("fill whole buffer"), "{msg}");

@@ -209,7 +209,7 @@ fn a_second_ctrl_c_exits_at_once() {
 
 /// A second Ctrl-C stops a writer in the middle of a commit: nothing
 /// committed is lost, the message says how to repair the unclosed file,
-/// read-only commands refuse it until then, and `check --pages` repairs it.
+/// and the next command (here a read-only one) repairs it.
 #[test]
 fn a_second_ctrl_c_on_a_writer_says_how_to_repair() {
     for docs in [20_000, 60_000, 150_000] {
@@ -239,9 +239,6 @@ fn a_second_ctrl_c_on_a_writer_says_how_to_repair() {
             continue; // the chunk was written before the second Ctrl-C: try a bigger one
         }
         assert!(stderr.contains("lshdb check --pages db.lshdb"), "{stderr}");
-        let refused = cli.run(&["stats", "db.lshdb"]).error_line();
-        assert!(refused.contains("check --pages"), "{refused}");
-        cli.run(&["check", "--pages", "db.lshdb"]).ok();
         let documents = cli.run(&["stats", "db.lshdb", "--json"]).ok().json()["documents"]
             .as_u64()
             .unwrap();

@@ -167,7 +167,7 @@ fn child_try_open() {
     };
     match Database::open(&path) {
         Ok(db) => println!("RESULT\topened {}", db.len().unwrap()),
-        Err(Error::AlreadyOpen { path: p }) => {
+        Err(Error::AlreadyOpen { path: p, .. }) => {
             println!("RESULT\talready-open {}", p.display())
         }
         Err(other) => println!("RESULT\terror {other:?}"),
@@ -198,7 +198,7 @@ fn second_open_is_refused_while_the_first_is_open() {
 
     // In this process.
     match Database::open(&path) {
-        Err(Error::AlreadyOpen { path: p }) => assert_eq!(p, path),
+        Err(Error::AlreadyOpen { path: p, .. }) => assert_eq!(p, path),
         other => panic!("expected AlreadyOpen, got {other:?}"),
     }
     let err = Database::open(&path).unwrap_err();

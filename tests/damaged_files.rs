@@ -538,3 +538,33 @@ fn special_files_have_distinct_messages() {
     );
     assert!(a != b && b != c && a != c, "{a} / {b} / {c}");
 }
+
+/// A file cut at any of ten lengths, from inside the header to near its
+/// end, is damage that says "truncated": opening it (read-only or for
+/// writing) fails with `Error::Corrupted`, or `check()` reports it.
+#[test]
+fn cut_files_say_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.lshdb");
+    build(&original);
+    let whole = std::fs::read(&original).unwrap();
+    let cut = dir.path().join("cut.lshdb");
+    for tenth in 0..10 {
+        let len = (whole.len() * (2 * tenth + 1) / 20).max(REDB_MAGIC.len() + 1);
+        for read_only in [true, false] {
+            std::fs::write(&cut, &whole[..len]).unwrap();
+            let said = match Database::builder().read_only(read_only).open(&cut) {
+                Err(err) => {
+                    assert!(matches!(err, Error::Corrupted(_)), "cut at {len}: {err:?}");
+                    err.to_string()
+                }
+                Ok(db) => {
+                    let report = db.check().unwrap();
+                    assert!(!report.is_clean(), "cut at {len}: {report:?}");
+                    report.problems.join("; ")
+                }
+            };
+            assert!(said.contains("truncated"), "cut at {len}: {said}");
+        }
+    }
+}

@@ -248,7 +248,11 @@ class Database:
         """Opens an existing database; its configuration comes from the file.
 
         ``read_only=True`` opens without write access, also while another
-        process writes the file (its commits become visible as they land).
+        process writes the file (its commits become visible as they land);
+        a file a crashed writer left is repaired first, when the file and
+        its folder are not read-only. A handle belongs to this process: in a
+        ``fork()`` child every call raises :class:`DatabaseClosed`, so open
+        the database again there.
         ``wait`` (seconds) retries while another process holds the file for
         writing instead of raising :class:`AlreadyOpen` at once.
         ``cache_bytes`` (page cache) and ``record_cache_bytes`` (decoded
@@ -259,7 +263,8 @@ class Database:
 
         Raises :class:`NotADatabase`, :class:`FormatVersionError`,
         :class:`AlreadyOpen`, :class:`NeedsRepair` (read-only open of a file
-        a crashed writer left), :class:`Corrupted`, :class:`StorageError`.
+        a crashed writer left, which it may not repair), :class:`Corrupted`
+        (also a truncated file), :class:`StorageError`.
         """
         _c.path("open", "path", path)
         _c.flag("open", "read_only", read_only)

@@ -74,7 +74,8 @@ class ReadOnlyError(LshdbError):
 
 
 class NeedsRepair(LshdbError):
-    """The file was not closed cleanly; only a writer can repair it."""
+    """The file was not closed cleanly, and this read-only open could not
+    repair it (the file or its folder is read-only); a writer repairs it."""
 
 
 class Corrupted(LshdbError):
@@ -95,7 +96,10 @@ class StorageError(LshdbError, OSError):
 
 
 class DatabaseClosed(LshdbError, ValueError):
-    """The handle was closed (as ``ValueError`` for a closed file)."""
+    """The handle was closed (as ``ValueError`` for a closed file), or it was
+    opened in another process: a handle does not cross ``fork()``, so in a
+    forked child (``multiprocessing``'s ``fork`` start method) every call
+    raises this; open the database again in the child."""
 
 
 class InternalError(LshdbError):

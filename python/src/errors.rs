@@ -44,6 +44,18 @@ pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// [`message`] with Python's own hint where the library leaves the how-to
+/// to each surface: waiting for a writer is `Database.open`'s `wait=`.
+fn python_message(err: &lshdb::Error) -> String {
+    let text = message(err);
+    match err {
+        lshdb::Error::AlreadyOpen { waited: None, .. } => {
+            format!("{text} with `Database.open(path, wait=SECONDS)`")
+        }
+        _ => text,
+    }
+}
+
 /// The Python class for an lshdb error.
 fn class_name(err: &lshdb::Error) -> &'static str {
     use lshdb::Error as E;
@@ -64,6 +76,7 @@ fn class_name(err: &lshdb::Error) -> &'static str {
         E::IndexDisabled(_) => "IndexDisabled",
         E::Poisoned(_) => "Poisoned",
         E::Io { .. } | E::Storage(_) => "StorageError",
+        E::WrongProcess { .. } => "DatabaseClosed",
         _ => "LshdbError",
     }
 }
@@ -85,7 +98,7 @@ impl Fail {
     /// The Python exception for this failure.
     pub fn into_py(self, py: Python<'_>) -> PyErr {
         match self {
-            Fail::Db(err) => raise(py, class_name(&err), message(&err)),
+            Fail::Db(err) => raise(py, class_name(&err), python_message(&err)),
             Fail::Closed => raise(
                 py,
                 "DatabaseClosed",

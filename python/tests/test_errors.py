@@ -71,10 +71,12 @@ def test_config_mismatch(db: lshdb.Database) -> None:
 
 
 def test_already_open_and_read_only(db: lshdb.Database) -> None:
-    with pytest.raises(lshdb.AlreadyOpen, match="one writer per file"):
+    with pytest.raises(lshdb.AlreadyOpen, match="one writer per file") as info:
         lshdb.Database.open(db.path)
-    with pytest.raises(lshdb.AlreadyOpen):
+    assert "wait=SECONDS" in str(info.value) and "--wait" not in str(info.value)
+    with pytest.raises(lshdb.AlreadyOpen, match="after waiting 0.2 seconds") as info:
         lshdb.Database.open(db.path, wait=0.2)
+    assert "wait=" not in str(info.value)
     with lshdb.Database.open(db.path, read_only=True) as reader:
         with pytest.raises(lshdb.ReadOnlyError, match="read-only"):
             reader.insert("a", "some text")
@@ -94,7 +96,7 @@ def test_database_closed(db: lshdb.Database) -> None:
         db.insert("a", "text")
 
 
-def test_needs_repair_after_a_killed_writer(path: Path) -> None:
+def test_a_killed_writers_file_is_repaired_by_a_reader(path: Path) -> None:
     killed = run_python(
         """
         import os, signal, sys, lshdb
@@ -105,9 +107,18 @@ def test_needs_repair_after_a_killed_writer(path: Path) -> None:
         str(path),
     )
     assert killed.returncode == -9
-    with pytest.raises(lshdb.NeedsRepair, match="not closed cleanly"):
-        lshdb.Database.open(path, read_only=True)
-    with lshdb.Database.open(path) as db:  # a writer repairs it
+    # In a read-only folder, a read-only open cannot repair it.
+    path.parent.chmod(0o555)
+    try:
+        with pytest.raises(lshdb.NeedsRepair, match="not closed cleanly") as info:
+            lshdb.Database.open(path, read_only=True)
+    finally:
+        path.parent.chmod(0o755)
+    assert "--pages" not in str(info.value)  # no CLI flag in Python
+    # Where it may write the file, a read-only open repairs it and goes on.
+    with lshdb.Database.open(path, read_only=True) as db:
+        assert db.read_only and len(db) == 1
+    with lshdb.Database.open(path) as db:
         assert len(db) == 1
 
 
@@ -161,3 +172,13 @@ def test_os_error_messages_keep_the_path(tmp_path: Path) -> None:
     with pytest.raises(lshdb.LshdbError) as info:
         lshdb.Database.open(target)
     assert "dir.lshdb" in str(info.value)
+
+
+def test_a_cut_file_is_corrupted_and_says_truncated(path: Path) -> None:
+    with lshdb.Database.create(path, 0.5) as db:
+        db.insert_many([(f"k{i}", f"document {i} with its own words {i * 13}") for i in range(2000)])
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(lshdb.Corrupted, match="truncated"):
+        with lshdb.Database.open(path, read_only=True) as db:
+            db.check()

@@ -34,6 +34,7 @@ impl<'db> Batch<'db> {
     }
 
     fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
+        self.db.store().check_process()?;
         crate::guard::guard(|| {
             let mut writer = Writer::open(&self.txn, self.db.pipeline())?;
             let out = f(&mut writer)?;
@@ -111,11 +112,20 @@ impl<'db> Batch<'db> {
     /// Commits every operation durably, at once.
     pub fn commit(self) -> Result<()> {
         let (db, txn) = (self.db, self.txn);
+        if let Err(err) = db.store().check_process() {
+            // A forked child: ending the transaction would touch the parent's locks.
+            std::mem::forget(txn);
+            return Err(err);
+        }
         crate::guard::guard(|| Ok(txn.commit()?)).map_err(|e| db.poison(e))
     }
 
     /// Discards every operation.
     pub fn abort(self) -> Result<()> {
+        if let Err(err) = self.db.store().check_process() {
+            std::mem::forget(self.txn); // as in `commit`
+            return Err(err);
+        }
         crate::guard::guard(|| {
             self.txn.abort()?;
             Ok(())

@@ -80,10 +80,7 @@ impl Database {
     /// errors.
     pub fn check_pages(&mut self) -> Result<CheckReport> {
         let path = self.path.clone();
-        let db = self
-            .db
-            .writable_mut()
-            .ok_or(Error::ReadOnly { path: path.clone() })?;
+        let db = self.db.writable_mut()?;
         let storage_ok = match crate::guard::guard(|| Ok(db.check_integrity())) {
             Ok(Ok(clean)) => clean,
             // Not damage: the check could not write what it repaired.
@@ -112,11 +109,11 @@ impl Database {
     /// errors.
     pub fn close(self) -> Result<()> {
         let path = self.path.clone();
-        let db = self.db;
+        let engine = self.db.into_engine()?;
         crate::guard::guard(move || {
-            let closed = match db {
-                super::open::Store::Write(db) => db.close(),
-                super::open::Store::Read(db) => db.close(),
+            let closed = match engine {
+                super::store::Engine::Write(db) => db.close(),
+                super::store::Engine::Read(db) => db.close(),
             };
             closed.map_err(|err| match err {
                 redb::DatabaseError::Storage(redb::StorageError::Io(source)) => Error::Io {
@@ -359,8 +356,7 @@ impl Database {
                 tables.runs.merge_all()?;
             }
             txn.commit()?;
-            let path = self.path.clone();
-            let db = self.db.writable_mut().ok_or(Error::ReadOnly { path })?;
+            let db = self.db.writable_mut()?;
             Ok(db.compact()?)
         })
     }

@@ -14,6 +14,7 @@
 mod batch;
 mod bulk;
 mod containment;
+mod header;
 mod held;
 mod keys;
 mod labels;
@@ -24,6 +25,7 @@ mod query;
 mod reband;
 mod salvage;
 mod stats;
+mod store;
 mod unique;
 mod writer;
 
@@ -46,15 +48,20 @@ use crate::query::{Hit, QueryInput};
 use crate::store::cache::RecordCache;
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::{Error, Result};
-use open::Store;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
+use store::Store;
 use writer::Writer;
 
 /// A persistent similarity index in one file.
 ///
 /// `Database` is `Send + Sync`: share it between threads behind an `Arc`.
 /// Readers see consistent snapshots while one writer commits.
+///
+/// A handle belongs to the process that opened it: in a child made by
+/// `fork()` every call fails with [`Error::WrongProcess`] and changes
+/// nothing, while the parent's handle keeps working. Open the database
+/// again in the child.
 ///
 /// ```
 /// use lshdb::{Config, Database};
@@ -144,7 +151,7 @@ impl Database {
 
     /// Whether this handle was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        self.db.writable().is_none()
+        self.db.is_read_only()
     }
 
     /// The stored settings.
@@ -312,14 +319,17 @@ impl Database {
         .map_err(|e| self.poison(e))
     }
 
-    /// The writable redb database, or [`Error::ReadOnly`].
+    /// The writable redb database: [`Error::ReadOnly`] on a read-only
+    /// handle, [`Error::WrongProcess`] in a forked child.
     pub(crate) fn writable(&self) -> Result<&redb::Database> {
-        self.db.writable().ok_or_else(|| Error::ReadOnly {
-            path: self.path.clone(),
-        })
+        self.db.writable()
     }
 
+    /// What every write checks first: [`Error::WrongProcess`] in a forked
+    /// child (before any parallel work, whose thread pool a child lacks),
+    /// then [`Error::Poisoned`] after a failed write.
     pub(crate) fn check_poisoned(&self) -> Result<()> {
+        self.db.check_process()?;
         match &*self.poisoned.lock() {
             Some(reason) => Err(Error::Poisoned(reason.clone())),
             None => Ok(()),

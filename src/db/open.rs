@@ -10,16 +10,17 @@
 //! locks, so it is opened in redb's default exclusive mode instead, and the
 //! caller must not open the same storage twice at once.
 
+use super::header::{check_backend_header, check_header, may_repair};
+use super::store::{Engine, Store};
 use super::{Database, Pipeline};
 use crate::config::{Config, Settings};
 use crate::store::cache::{RecordCache, DEFAULT_RECORD_CACHE_BYTES};
 use crate::store::meta;
-use crate::store::schema::{meta_keys, FORMAT_VERSION, META, OLDEST_FORMAT_VERSION, REDB_MAGIC};
+use crate::store::schema::{meta_keys, FORMAT_VERSION, META, OLDEST_FORMAT_VERSION};
 use crate::store::tables::WriteTables;
 use crate::{Error, Result};
 use parking_lot::Mutex;
-use redb::{ConcurrencyMode, ReadTransaction, ReadableDatabase};
-use std::io::Read;
+use redb::ConcurrencyMode;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -74,10 +75,15 @@ impl Builder {
     }
 
     /// Opens without write access (default false). A read-only handle never
-    /// changes the file, works on a file the user may only read, and may be
-    /// open in any number of processes while one other process writes; its
-    /// queries see the writer's commits as they land. Writes return
-    /// [`Error::ReadOnly`].
+    /// changes the file's contents, works on a file the user may only read,
+    /// and may be open in any number of processes while one other process
+    /// writes; its queries see the writer's commits as they land. Writes
+    /// return [`Error::ReadOnly`].
+    ///
+    /// A file whose writer crashed needs a repair first. The open makes it
+    /// when it may — the file and its folder are not read-only and no
+    /// writer has it open — by opening the file for writing once, and then
+    /// goes on read-only; otherwise it fails with [`Error::NeedsRepair`].
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self
@@ -109,7 +115,7 @@ impl Builder {
             let db = self
                 .redb(ConcurrencyMode::SingleWriter)
                 .create(path)
-                .map_err(|e| map_open_error(path, e))?;
+                .map_err(|e| map_open_error(path, "create", e))?;
             self.initialize(db, path, settings, pipeline)
                 .inspect_err(|_| {
                     // A file without lshdb metadata is of no use and would
@@ -125,29 +131,34 @@ impl Builder {
     /// [`Error::NotADatabase`], [`Error::FormatVersion`],
     /// [`Error::AlreadyOpen`] (another process writes it; not for
     /// read-only opens), [`Error::NeedsRepair`] (read-only open of a file
-    /// whose writer crashed), [`Error::ConfigMismatch`],
-    /// [`Error::Corrupted`], [`Error::Io`].
+    /// whose writer crashed, which it may not repair: see
+    /// [`Builder::read_only`]), [`Error::ConfigMismatch`],
+    /// [`Error::NotADatabase`] (a FIFO, a folder, a device),
+    /// [`Error::Corrupted`] (also a truncated file), [`Error::Io`] naming
+    /// the file (missing, permission denied).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Database> {
         let path = path.as_ref();
         crate::guard::guard(|| {
             check_header(path)?;
             let started = Instant::now();
+            let mut repaired = false;
             loop {
-                let opened = if self.read_only {
-                    self.redb(ConcurrencyMode::SingleWriter)
-                        .open_read_only(path)
-                        .map(Store::Read)
-                } else {
-                    self.redb(ConcurrencyMode::SingleWriter)
-                        .open(path)
-                        .map(Store::Write)
-                };
-                match opened.map_err(|e| map_open_error(path, e)) {
+                match self.open_engine(path) {
                     Err(Error::AlreadyOpen { .. }) if self.keep_waiting(started) => {
                         std::thread::sleep(Duration::from_millis(50));
                     }
+                    Err(Error::AlreadyOpen { path, .. }) => {
+                        return Err(Error::AlreadyOpen {
+                            path,
+                            waited: self.wait,
+                        })
+                    }
+                    Err(Error::NeedsRepair { .. }) if !repaired && may_repair(path) => {
+                        repaired = true;
+                        self.repair(path)?;
+                    }
                     Err(err) => return Err(err),
-                    Ok(store) => return self.attach(store, path),
+                    Ok(engine) => return self.attach(Store::new(engine, path), path),
                 }
             }
         })
@@ -191,7 +202,7 @@ impl Builder {
             let db = self
                 .redb(ConcurrencyMode::ExclusiveWriter)
                 .create_with_backend(backend)
-                .map_err(|e| map_open_error(path, e))?;
+                .map_err(|e| map_open_error(path, "create", e))?;
             self.initialize(db, path, settings, pipeline)
         })
     }
@@ -214,18 +225,18 @@ impl Builder {
             check_backend_header(path, &backend)?;
             let redb = self.redb(ConcurrencyMode::ExclusiveWriter);
             let store = if self.read_only {
-                Store::Read(
+                Engine::Read(
                     redb.open_read_only_with_backend(backend)
-                        .map_err(|e| map_open_error(path, e))?,
+                        .map_err(|e| map_open_error(path, "open", e))?,
                 )
             } else {
                 // Not empty (checked above), so redb opens, and never initializes.
-                Store::Write(
+                Engine::Write(
                     redb.create_with_backend(backend)
-                        .map_err(|e| map_open_error(path, e))?,
+                        .map_err(|e| map_open_error(path, "open", e))?,
                 )
             };
-            self.attach(store, path)
+            self.attach(Store::new(store, path), path)
         })
     }
 
@@ -234,6 +245,38 @@ impl Builder {
         builder.set_cache_size(self.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES));
         builder.set_concurrency_mode(mode);
         builder
+    }
+
+    /// Opens the redb database at `path` as the builder says.
+    fn open_engine(&self, path: &Path) -> Result<Engine> {
+        let redb = self.redb(ConcurrencyMode::SingleWriter);
+        if self.read_only {
+            redb.open_read_only(path)
+                .map(Engine::Read)
+                .map_err(|e| map_open_error(path, "open", e))
+        } else {
+            redb.open(path)
+                .map(Engine::Write)
+                .map_err(|e| map_open_error(path, "open for writing", e))
+        }
+    }
+
+    /// Repairs a file whose writer crashed, for a read-only open: opens it
+    /// for writing once (the storage engine repairs it then) and closes it.
+    /// When that fails — another writer has opened it meanwhile (and has
+    /// repaired it), or the file may not be written after all — the
+    /// read-only open goes on and reports what it finds.
+    fn repair(&self, path: &Path) -> Result<()> {
+        match self.redb(ConcurrencyMode::SingleWriter).open(path) {
+            Ok(db) => Ok(db.close()?),
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => Ok(()),
+            Err(redb::DatabaseError::Storage(redb::StorageError::Io(io)))
+                if io.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                Ok(())
+            }
+            Err(other) => Err(map_open_error(path, "repair", other)),
+        }
     }
 
     fn refuse_read_only_create(&self) -> Result<()> {
@@ -267,15 +310,20 @@ impl Builder {
             WriteTables::open(&txn)?; // creates every table
         }
         txn.commit()?;
-        Ok(self.handle(Store::Write(db), path, settings, pipeline))
+        Ok(self.handle(
+            Store::new(Engine::Write(db), path),
+            path,
+            settings,
+            pipeline,
+        ))
     }
 
     /// Makes an opened redb database a [`Database`]: reads and checks the
     /// stored settings against the expected configuration.
     fn attach(&self, store: Store, path: &Path) -> Result<Database> {
         let (settings, version) = read_settings(path, &store)?;
-        if let (Store::Write(db), true) = (&store, version < FORMAT_VERSION) {
-            upgrade(db)?;
+        if !store.is_read_only() && version < FORMAT_VERSION {
+            upgrade(store.writable()?)?;
         }
         if let Some(expected) = &self.expect {
             if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
@@ -312,55 +360,31 @@ impl Builder {
     }
 }
 
-/// The open redb database: writable, or read-only.
-pub(crate) enum Store {
-    Write(redb::Database),
-    Read(redb::ReadOnlyDatabase),
-}
-
-impl Store {
-    /// A read snapshot of the latest commit.
-    pub(crate) fn begin_read(&self) -> Result<ReadTransaction> {
-        Ok(match self {
-            Store::Write(db) => db.begin_read()?,
-            Store::Read(db) => db.begin_read()?,
-        })
-    }
-
-    /// The writable database, or `None` when opened read-only.
-    pub(crate) fn writable(&self) -> Option<&redb::Database> {
-        match self {
-            Store::Write(db) => Some(db),
-            Store::Read(_) => None,
-        }
-    }
-
-    /// The writable database, mutably, or `None` when opened read-only.
-    pub(crate) fn writable_mut(&mut self) -> Option<&mut redb::Database> {
-        match self {
-            Store::Write(db) => Some(db),
-            Store::Read(_) => None,
-        }
-    }
-}
-
-fn map_open_error(path: &Path, err: redb::DatabaseError) -> Error {
+/// redb's error for opening (or creating, `op`) `path`, in lshdb's terms.
+fn map_open_error(path: &Path, op: &'static str, err: redb::DatabaseError) -> Error {
     match err {
         redb::DatabaseError::DatabaseAlreadyOpen => Error::AlreadyOpen {
             path: path.to_owned(),
+            waited: None,
         },
         redb::DatabaseError::RepairAborted => Error::NeedsRepair {
             path: path.to_owned(),
         },
-        // A file shorter than redb's header: cut after its magic number.
+        // A file cut inside redb's header (after its magic number), or
+        // before the pages the header points to.
         redb::DatabaseError::Storage(redb::StorageError::Io(io))
             if io.kind() == std::io::ErrorKind::UnexpectedEof =>
         {
-            Error::NotADatabase {
-                path: path.to_owned(),
-                reason: "the file is truncated: it ends inside the database header".to_owned(),
-            }
+            Error::corrupted(
+                "the file is truncated: it ends before the header or the pages the open reads",
+            )
         }
+        // Permission denied, a missing folder, a full disk: name the file.
+        redb::DatabaseError::Storage(redb::StorageError::Io(source)) => Error::Io {
+            op,
+            path: path.to_owned(),
+            source,
+        },
         other => Error::from(other),
     }
 }
@@ -374,56 +398,6 @@ fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
     let settings = config.resolve()?;
     let pipeline = Pipeline::new(&settings)?;
     Ok((settings, pipeline))
-}
-
-/// Refuses files that are not redb files before redb sees them, so the
-/// error says what the file is.
-fn check_header(path: &Path) -> Result<()> {
-    let mut file = std::fs::File::open(path).map_err(Error::io("open", path))?;
-    let mut head = [0u8; REDB_MAGIC.len()];
-    let mut read = 0;
-    while read < head.len() {
-        match file
-            .read(&mut head[read..])
-            .map_err(Error::io("read the header of", path))?
-        {
-            0 => break,
-            n => read += n,
-        }
-    }
-    check_magic(path, &head[..read])
-}
-
-/// [`check_header`] on a storage backend.
-fn check_backend_header<B: redb::StorageBackend>(path: &Path, backend: &B) -> Result<()> {
-    let len = backend
-        .len()
-        .map_err(Error::io("read the length of", path))?;
-    let mut head = [0u8; REDB_MAGIC.len()];
-    let read = usize::try_from(len).map_or(head.len(), |len| len.min(head.len()));
-    backend
-        .read(0, &mut head[..read])
-        .map_err(Error::io("read the header of", path))?;
-    check_magic(path, &head[..read])
-}
-
-/// Whether `head`, the first bytes of a file (all of them when it is
-/// shorter than redb's magic number), starts a redb file.
-fn check_magic(path: &Path, head: &[u8]) -> Result<()> {
-    let not_db = |reason: &str| Error::NotADatabase {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-    };
-    if head.is_empty() {
-        return Err(not_db("the file is empty"));
-    }
-    if head[..] != REDB_MAGIC[..head.len()] {
-        return Err(not_db("it does not start with a database header"));
-    }
-    if head.len() < REDB_MAGIC.len() {
-        return Err(not_db("the file is truncated inside its header"));
-    }
-    Ok(())
 }
 
 /// Marks a file of an older format as the current one, in one commit,

@@ -284,16 +284,22 @@ pub struct CheckArgs {
 
 pub fn check(args: &CheckArgs) -> CmdResult {
     let bar = crate::output::spinner("checking");
-    let report = if args.pages {
-        let mut db = open_waiting(&args.file, &args.wait)?;
-        let report = db.check_pages().map_err(|err| unsaved(&args.file, err))?;
-        // The repair is saved as the file closes: a failure there (a full
-        // disk) is this command's failure, before any verdict is printed.
-        db.close().map_err(|err| unsaved(&args.file, err))?;
-        report
+    let checked = if args.pages {
+        open_waiting(&args.file, &args.wait).and_then(|mut db| {
+            let report = db.check_pages().map_err(|err| unsaved(&args.file, err))?;
+            // The repair is saved as the file closes: a failure there (a full
+            // disk) is this command's failure, before any verdict is printed.
+            db.close().map_err(|err| unsaved(&args.file, err))?;
+            Ok(report)
+        })
     } else {
-        open_read_only(&args.file)?.check()?
+        open_read_only(&args.file).and_then(|db| Ok(db.check()?))
     };
+    // A file too damaged to open (a cut one) is damage found, not a failure.
+    let report = checked.map_err(|err| match err {
+        crate::CliError::Lib(err @ lshdb::Error::Corrupted(_)) => crate::CliError::Damaged(err),
+        other => other,
+    })?;
     bar.finish_and_clear();
     if args.json {
         json(&json!({

@@ -51,7 +51,28 @@ pub fn open_waiting(path: &Path, wait: &Wait) -> Result<Database, CliError> {
     if let Some(seconds) = wait.wait {
         builder = builder.wait(Duration::from_secs_f64(seconds));
     }
-    open_with(path, builder)
+    open_with(path, builder).map_err(|err| match err {
+        CliError::Lib(lshdb::Error::AlreadyOpen { path, .. }) => already_open(&path, wait.wait),
+        other => other,
+    })
+}
+
+/// [`lshdb::Error::AlreadyOpen`] in the CLI's words: how to wait, or, when
+/// `--wait` ran out, that it did.
+fn already_open(path: &Path, waited: Option<f64>) -> CliError {
+    let path = path.display();
+    CliError::Message(match waited {
+        Some(seconds) => format!(
+            "{path} is still open for writing in another process after waiting {seconds} \
+             seconds, and lshdb allows one writer per file; read-only commands work \
+             meanwhile — close the other writer, or try again later"
+        ),
+        None => format!(
+            "{path} is open for writing in another process, and lshdb allows one writer per \
+             file; read-only commands work meanwhile — close the other writer, or wait for \
+             it with `--wait SECONDS`"
+        ),
+    })
 }
 
 /// Opens an existing database read-only: the file's bytes never change,
@@ -63,14 +84,16 @@ pub fn open_read_only(path: &Path) -> Result<Database, CliError> {
 
 fn open_with(path: &Path, builder: lshdb::Builder) -> Result<Database, CliError> {
     if !path.exists() {
-        return crate::fail(format!(
-            "{} does not exist; create it with `lshdb create {}`",
-            path.display(),
-            crate::output::shell_arg(&path.to_string_lossy())
-        ));
+        return crate::fail(format!("{} does not exist; check the path", path.display()));
     }
     let _ = OPENED.set(path.to_owned());
-    let db = builder.open(path)?;
+    let db = builder.open(path).map_err(|err| match err {
+        lshdb::Error::NeedsRepair { .. } => CliError::Message(format!(
+            "{err}: `lshdb check --pages {}`",
+            crate::output::shell_arg(&path.to_string_lossy())
+        )),
+        other => CliError::Lib(other),
+    })?;
     if !db.is_read_only() {
         crate::interrupt::writing();
     }

@@ -170,8 +170,8 @@ fn on_signal() {
         match (writing, crate::args::OPENED.get()) {
             (true, Some(path)) => eprintln!(
                 "lshdb: interrupted again: stopping now; committed data is safe, but the \
-                 database was not closed: before read-only commands can use it, run \
-                 `lshdb check --pages {}` (any write command repairs it)",
+                 database was not closed: the next command that may write it repairs it, \
+                 for example `lshdb check --pages {}`",
                 crate::output::shell_arg(&path.to_string_lossy())
             ),
             _ => eprintln!("lshdb: interrupted again: stopping now; committed data is safe"),

@@ -86,6 +86,8 @@ pub enum CliError {
     /// Ctrl-C stopped the command (exit code 130); the message says what
     /// is committed.
     Interrupted(String),
+    /// `check` found the file too damaged to open or walk (exit code 3).
+    Damaged(lshdb::Error),
 }
 
 impl From<lshdb::Error> for CliError {
@@ -104,6 +106,12 @@ impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CliError::Lib(err) => lib_error(err, f),
+            // `check` itself: no hint to run it.
+            CliError::Damaged(lshdb::Error::Corrupted(what)) => write!(
+                f,
+                "the database is damaged: {what}; restore it from a backup or export"
+            ),
+            CliError::Damaged(err) => lib_error(err, f),
             CliError::Message(msg) | CliError::Interrupted(msg) => write!(f, "{msg}"),
         }
     }
@@ -185,6 +193,7 @@ fn main() -> ExitCode {
             eprintln!("lshdb: {err}");
             match err {
                 CliError::Interrupted(_) => ExitCode::from(interrupt::EXIT_CODE),
+                CliError::Damaged(_) => ExitCode::from(3),
                 _ => ExitCode::from(1),
             }
         }
