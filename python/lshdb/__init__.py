@@ -582,6 +582,7 @@ class Database:
         ``postings``, ``histogram`` (buckets per power of two of their size)
         and ``largest`` (``(band, key, documents)``), which read every
         signature and posting: seconds at millions of documents."""
+        _c.flag("stats", "deep", deep)
         return self._db.stats(deep=deep)
 
     def check(self, *, pages: bool = False) -> Dict[str, Any]:
