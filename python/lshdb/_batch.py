@@ -3,7 +3,6 @@ and applied in one native transaction when the ``with`` block ends."""
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple, Type
 
 from . import _checks as _c
@@ -67,14 +66,8 @@ class Batch:
     def __enter__(self) -> Batch:
         return self
 
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *rest: object) -> None:
         if exc_type is None:
             self.commit()
         else:
             self.discard()
-

@@ -6,21 +6,7 @@ what comes back in the result types (``_results``)."""
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import (
-    Any,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    Literal,
-    Mapping,
-    Optional,
-    Tuple,
-    Type,
-    Union,
-    overload,
-)
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union, overload
 
 from . import _checks as _c
 from . import _lshdb
@@ -157,12 +143,7 @@ class Database:
     def __enter__(self) -> Database:
         return self
 
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
