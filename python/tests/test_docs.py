@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -69,7 +70,12 @@ def test_the_docs_have_the_blocks_this_test_expects() -> None:
 def test_python_block_runs(name: str, line: int, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_corpus(tmp_path)
     monkeypatch.chdir(tmp_path)
-    namespace: Dict[str, object] = {"__name__": "__main__"}
+    # The block runs as a script's __main__ module would: registered as
+    # __main__, so pickle finds the functions it defines (multiprocessing
+    # sends them to its workers by name).
+    main = types.ModuleType("__main__")
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    namespace: Dict[str, object] = main.__dict__
     exec(compile(code, f"{name}:{line}", "exec"), namespace)
     # Close what the block left open before the folder goes away.
     for value in list(namespace.values()):
