@@ -80,3 +80,48 @@ def optional_mapping(func: str, name: str, value: object) -> None:
 def what(func: str, name: str) -> str:
     """How errors about a batch argument start: ``f(): argument `x```."""
     return f"{func}(): argument `{name}`"
+
+
+def config(
+    func: str,
+    threshold: object,
+    shingle: object,
+    num_perm: object,
+    bands: object,
+    rows: object,
+    simhash: object,
+    store_text: object,
+    arg: str = "{}",
+) -> None:
+    """The types of :meth:`Database.create`'s (and :class:`Sketcher`'s)
+    configuration arguments; ``arg`` formats their names."""
+    real(func, arg.format("threshold"), threshold)
+    string(func, arg.format("shingle"), shingle)
+    count(func, arg.format("num_perm"), num_perm)
+    count(func, arg.format("bands"), bands, True)
+    count(func, arg.format("rows"), rows, True)
+    count(func, arg.format("simhash"), simhash, True, bits=32)
+    flag(func, arg.format("store_text"), store_text)
+
+
+def expect(values: Mapping[str, object]) -> None:
+    """The types of the values of :meth:`Database.open`'s ``expect``."""
+    d = dict(values)
+    config(
+        "open",
+        d.get("threshold", 0.8),
+        d.get("shingle", "char:5"),
+        d.get("num_perm", 128),
+        d.get("bands"),
+        d.get("rows"),
+        d.get("simhash"),
+        d.get("store_text", False),
+        arg="expect['{}']",
+    )
+
+
+def query(func: str, threshold: object, limit: object, max_bucket: object) -> None:
+    """The types of a query's ``threshold``, ``limit`` and ``max_bucket``."""
+    real(func, "threshold", threshold, True)
+    count(func, "limit", limit, True)
+    count(func, "max_bucket", max_bucket, True)

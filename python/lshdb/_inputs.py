@@ -5,6 +5,7 @@ uint8 data) handed over without one Python object per text."""
 from __future__ import annotations
 
 import sys
+import os
 from typing import Any, Iterable, List, Tuple, Union
 
 import numpy as np
@@ -16,6 +17,10 @@ Offsets = npt.NDArray[np.int64]
 Data = npt.NDArray[np.uint8]
 #: What the native kernels take.
 TextBatch = Union[List[str], Tuple[Offsets, Data]]
+#: One item of an item set (see :func:`item_bytes`).
+Item = Union[str, bytes, int]
+#: A file path, as ``Database.create`` and ``Database.open`` take it.
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _is_string_view(pa: Any, t: Any) -> bool:
@@ -87,7 +92,7 @@ def texts(obj: Any, what: str = "texts") -> TextBatch:
     return out
 
 
-def item_bytes(items: Iterable[Union[str, bytes, int]], what: str = "items") -> List[bytes]:
+def item_bytes(items: Iterable[Item], what: str = "items") -> List[bytes]:
     """Items as the bytes lshdb hashes: str as UTF-8, bytes as they are,
     int as the UTF-8 of its decimal text (so ``42`` and ``"42"`` are the
     same item, as they are in a JSON Lines file given to the CLI). ``what``

@@ -1,8 +1,11 @@
 """Type stubs of the native module ``lshdb._lshdb`` (python/src/*.rs).
 
 The public, documented API is the ``lshdb`` package, which wraps this
-module; these stubs let a type checker verify that wrapper against the
-native signatures. tools/test.sh runs mypy over both.
+module; these stubs are the one written-down form of the native
+signatures. tools/test.sh checks them against the built module
+(stubtest), the wrappers' calls against them (mypy --strict), and
+python/tests/test_signatures.py the wrappers' parameters (names, order,
+kinds, defaults) against them.
 """
 
 import os

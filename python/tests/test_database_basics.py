@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 from pathlib import Path
 
@@ -156,3 +157,21 @@ def test_pairs_stream_many_chunks_and_close_while_iterating(db: lshdb.Database) 
     with pytest.raises(lshdb.DatabaseClosed):
         for _ in it:
             pass
+
+
+def test_the_package_namespace_is_its_api() -> None:
+    """``lshdb`` only re-exports: its public names are ``__all__``, and the
+    public classes are named ``lshdb.X`` (reprs, pickles) wherever they are
+    defined; the exceptions stay ``lshdb._errors.X``."""
+    assert {n for n in dir(lshdb) if not n.startswith("_")} == set(lshdb.__all__)
+    assert len(lshdb.__all__) == len(set(lshdb.__all__))
+    for name in ("Database", "Batch", "Labels", "Sketcher", "Hit", "Pair", "StoredDocument", "SimHashHit", "jaccard"):
+        assert getattr(lshdb, name).__module__ == "lshdb", name
+    assert repr(lshdb.Database) == "<class 'lshdb.Database'>"
+    assert lshdb.NotFound.__module__ == "lshdb._errors"
+    values = [lshdb.Hit("a", 0.5), lshdb.Pair("a", "b", 0.5), lshdb.SimHashHit("a", 1, 7), lshdb.StoredDocument("a", None, 3, None)]
+    for value in values:
+        data = pickle.dumps(value)
+        assert b"lshdb" in data and b"_results" not in data
+        assert pickle.loads(data) == value and type(pickle.loads(data)) is type(value)
+    assert repr(values[0]) == "Hit(key='a', similarity=0.5)"

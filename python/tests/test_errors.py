@@ -3,7 +3,9 @@ the built-in base a Python user expects."""
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,26 @@ def test_exception_hierarchy() -> None:
     assert issubclass(lshdb.FileExists, FileExistsError)
     assert issubclass(lshdb.StorageError, OSError)
     assert issubclass(lshdb.DatabaseClosed, ValueError)
+
+
+def test_the_exceptions_are_defined_once_in_errors_py() -> None:
+    """lshdb/_errors.py is the one list: its __all__ names exactly the
+    classes it defines, the package re-exports exactly those, and every
+    class the Rust bindings raise by name (python/src/errors.rs) is one."""
+    errors = lshdb._errors
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if inspect.isclass(value) and issubclass(value, lshdb.LshdbError) and value.__module__ == errors.__name__
+    }
+    assert set(errors.__all__) == defined
+    assert len(errors.__all__) == len(defined)
+    assert defined <= set(lshdb.__all__)
+    assert all(getattr(lshdb, name) is getattr(errors, name) for name in defined)
+    rust = (Path(__file__).resolve().parents[1] / "src" / "errors.rs").read_text(encoding="utf-8")
+    raised = set(re.findall(r'=> "(\w+)"', rust)) | set(re.findall(r'raise\(\s*py,\s*"(\w+)"', rust))
+    assert {"InvalidInput", "DatabaseClosed", "InternalError", "StorageError"} <= raised  # the scan works
+    assert raised <= defined, f"errors.rs raises classes _errors.py does not define: {sorted(raised - defined)}"
 
 
 def test_invalid_input(db: lshdb.Database) -> None:

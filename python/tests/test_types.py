@@ -134,6 +134,7 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
         "Database.pairs": Call(db.pairs, "pairs", {"threshold": (None, "real?")}),
         "Database.groups": Call(db.groups, "groups", {"threshold": (None, "real?")}),
         "Database.exact_pairs": Call(db.exact_pairs, "exact_pairs", {"threshold": (0.5, "real")}),
+        "Database.stats": Call(db.stats, "stats", {"deep": (False, "flag")}),
         "Database.check": Call(db.check, "check", {"pages": (False, "flag")}),
         "Database.stats": Call(db.stats, "stats", {"deep": (False, "flag")}),
         "Database.rebuild": Call(

@@ -13,12 +13,15 @@ per stage:
 * :mod:`.verify` — exact Jaccard of each candidate from the shingle sets;
 * :mod:`.components` — connected components (large-star / small-star,
   checkpointed);
+* :mod:`.representatives` — a representative per component and the
+  covering rounds: which rows :func:`dedup` keeps;
 * :mod:`.api` — :func:`dedup`, :func:`pairs`, :func:`write_database`.
 
 ``docs/spark.md`` is the guide.
 """
 
-from .api import KEEP_POLICIES, dedup, pairs, write_database
+from .api import dedup, pairs, write_database
 from .config import Config
+from .representatives import KEEP_POLICIES
 
 __all__ = ["Config", "dedup", "pairs", "write_database", "KEEP_POLICIES"]

@@ -1,6 +1,8 @@
 """The jobs: :func:`dedup` (clusters and what to keep), :func:`pairs`
 (verified near-duplicate pairs) and :func:`write_database` (Spark output
-into an lshdb file)."""
+into an lshdb file). Each job checks its arguments, then runs the stages
+(keys, identical, candidates, verify, components, representatives) and
+joins their outputs into the result."""
 
 from __future__ import annotations
 
@@ -14,11 +16,9 @@ from .candidates import ANCHORS, MAX_BUCKET, candidates
 from .components import connected_components
 from .config import Config
 from .identical import collapse, expand, group_pairs, star_edges
-from .keys import DOC, LEN, SET, sketch
+from .keys import DOC, LEN, sketch
+from .representatives import assign, order as keep_order
 from .verify import verify
-
-#: Representative policies of :func:`dedup` (``keep=``).
-KEEP_POLICIES = ("min_id", "max_id", "longest", "shortest")
 
 
 def checkpointer(spark: Any, checkpoint_dir: Optional[str]) -> Callable[[Any], Any]:
@@ -45,33 +45,6 @@ def _config(config: Optional[Config], threshold: Optional[float]) -> Config:
         # The same sets and keys; only the verification threshold differs.
         return dataclasses.replace(config.resolved(), threshold=threshold)
     return config
-
-
-def _order(keep: str, id_col: str, priority: Optional[str]) -> List[Any]:
-    """Sort keys (ascending) whose first row is the representative."""
-    from pyspark.sql import functions as F
-
-    if keep not in KEEP_POLICIES:
-        raise InvalidInput(f"lshdb.spark: keep must be one of {KEEP_POLICIES}, got {keep!r}")
-    by_id = F.col(id_col).desc() if keep == "max_id" else F.col(id_col).asc()
-    first: List[Any] = []
-    if priority is not None:
-        first.append(F.col(priority).desc_nulls_last())
-    if keep == "longest":
-        first.append(F.col(LEN).desc())
-    elif keep == "shortest":
-        first.append(F.col(LEN).asc())
-    return [*first, by_id, F.col(DOC).asc()]
-
-
-def _representatives(members: Any, order: List[Any]) -> Any:
-    """``members`` (``node``, ``label`` and the order columns) → ``(label,
-    rep)``: the first member of each component in ``order``."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    w = Window.partitionBy("label").orderBy(*order)
-    return members.withColumn("_rank", F.row_number().over(w)).where(F.col("_rank") == 1).select("label", F.col(DOC).alias("rep"))
 
 
 def _frame(func: str, name: str, value: Any) -> None:
@@ -220,7 +193,6 @@ def dedup(
     So every removed row has a verified near-duplicate that is kept.
     ``stats`` (a dict) receives timings and counts of the stages.
     """
-    from pyspark.sql import functions as F
     _job_types("dedup", df, id_col, text_col, threshold, config, max_bucket, anchors, partitions, checkpoint_dir, parallel)
     _c.string("dedup", "keep", keep)
     _c.string("dedup", "priority", priority, True)
@@ -234,7 +206,7 @@ def dedup(
     cut = checkpointer(spark, checkpoint_dir)
     info: Dict[str, Any] = stats if stats is not None else {}
     extra = [priority] if priority is not None else []
-    order = _order(keep, id_col, priority)
+    order = keep_order(keep, id_col, priority)
 
     start = time.perf_counter()
     docs = _prepare(df, id_col, text_col, config, extra, partitions, cut, parallel)
@@ -261,52 +233,21 @@ def dedup(
 
     start = time.perf_counter()
     attrs = docs.select(DOC, id_col, LEN, *extra)
-    members = labels.join(attrs.withColumnRenamed(DOC, "node"), "node")
-    reps = _representatives(members.withColumnRenamed("node", DOC), order)
-    # Every component member with its representative and similarity to it.
-    assigned = members.join(reps, "label").select(F.col("node").alias("a"), F.col("rep").alias("b"))
-    sims = verify(assigned.where(F.col("a") != F.col("b")), docs, None, parallel=parallel)
-    first = cut(
-        assigned.join(sims, ["a", "b"], "left")
-        .select(
-            F.col("a").alias(DOC),
-            F.col("b").alias("_cluster"),
-            F.coalesce("similarity", F.lit(1.0)).alias("similarity"),
-        )
-    )
-    # Cover: removed rows and the kept row each duplicates.
-    covered = first.where((F.col(DOC) != F.col("_cluster")) & (F.col("similarity") >= t)).select(
-        DOC, F.col("_cluster").alias("_dup"), F.col("similarity").alias("duplicate_similarity")
-    )
-    uncovered = first.where((F.col(DOC) != F.col("_cluster")) & (F.col("similarity") < t)).select(DOC)
-    extra_rounds = 0
-    while extra_rounds + 1 < max_rounds:
-        if uncovered.limit(1).count() == 0:
-            break
-        extra_rounds += 1
-        sub_edges = cut(
-            edges.join(uncovered.withColumnRenamed(DOC, "a"), "a", "left_semi").join(
-                uncovered.withColumnRenamed(DOC, "b"), "b", "left_semi"
-            )
-        )
-        sub_labels, _ = connected_components(sub_edges, cut)
-        sub_members = sub_labels.join(attrs.withColumnRenamed(DOC, "node"), "node")
-        sub_reps = _representatives(sub_members.withColumnRenamed("node", DOC), order)
-        sub_assigned = sub_members.join(sub_reps, "label").select(F.col("node").alias("a"), F.col("rep").alias("b"))
-        sub_sims = cut(verify(sub_assigned.where(F.col("a") != F.col("b")), docs, None, parallel=parallel))
-        newly = sub_sims.where(F.col("similarity") >= t).select(
-            F.col("a").alias(DOC), F.col("b").alias("_dup"), F.col("similarity").alias("duplicate_similarity")
-        )
-        covered = cut(covered.unionByName(newly))
-        uncovered = cut(
-            sub_sims.where(F.col("similarity") < t).select(F.col("a").alias(DOC))
-        )
-    info["cover_rounds"] = 1 + extra_rounds
+    first, covered, cover_rounds = assign(docs, labels, edges, attrs, order, t, cut, max_rounds, parallel)
+    info["cover_rounds"] = cover_rounds
     info["assign_s"] = time.perf_counter() - start
+
+    return _rows(docs, id_col, first, covered)
+
+
+def _rows(docs: Any, id_col: str, first: Any, covered: Any) -> Any:
+    """:func:`dedup`'s output: one row per document, from the stage
+    :func:`representatives.assign` (``first``, ``covered``)."""
+    from pyspark.sql import functions as F
 
     ids = docs.select(F.col(DOC).alias("_dup"), F.col(id_col).alias("duplicate_of"))
     cluster_ids = docs.select(F.col(DOC).alias("_cluster"), F.col(id_col).alias("cluster"))
-    out = (
+    return (
         docs.select(DOC, id_col)
         .join(first, DOC, "left")
         .join(covered, DOC, "left")
@@ -322,7 +263,6 @@ def dedup(
             F.col("duplicate_similarity"),
         )
     )
-    return out
 
 
 def write_database(
