@@ -136,7 +136,6 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
         "Database.exact_pairs": Call(db.exact_pairs, "exact_pairs", {"threshold": (0.5, "real")}),
         "Database.stats": Call(db.stats, "stats", {"deep": (False, "flag")}),
         "Database.check": Call(db.check, "check", {"pages": (False, "flag")}),
-        "Database.stats": Call(db.stats, "stats", {"deep": (False, "flag")}),
         "Database.rebuild": Call(
             db.rebuild, "rebuild", {"threshold": (0.5, "real"), "bands": (None, "int?"), "rows": (None, "int?")}
         ),
