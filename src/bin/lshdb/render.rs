@@ -177,6 +177,23 @@ pub fn containment_words(s: &Settings) -> String {
     })
 }
 
+/// The name of the shingle hash function, as export headers give it.
+const SHINGLE_HASH: &str = "murmur3_x86_32";
+
+/// The settings that decide which hashes a text turns into, as an export
+/// header records them (and `import` compares them): two databases that
+/// agree on all of them store the same shingle set for the same text.
+pub fn export_settings(s: &Settings) -> Value {
+    let r = s.report();
+    json!({
+        "shingle": r.shingle,
+        "whitespace": r.whitespace,
+        "seed": r.shingle_seed,
+        "stop_words": s.shingle.stop_words,
+        "hash": SHINGLE_HASH,
+    })
+}
+
 /// `stats --json`: the library's stats (the deep fields only when
 /// counted), the bytes per document and the settings.
 pub fn stats_json(stats: &Stats, s: &Settings, per_doc: f64) -> Value {
