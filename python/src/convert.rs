@@ -98,6 +98,40 @@ pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<
     Ok(d)
 }
 
+/// `Database.stats()`: the counts, and with `deep=True` the bucket-size
+/// `histogram` (a list of counts) and the `largest` buckets as (band, key,
+/// documents) tuples.
+pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &lshdb::Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("documents", s.documents)?;
+    d.set_item("file_bytes", s.file_bytes)?;
+    d.set_item("allocated_bytes", s.allocated_bytes)?;
+    d.set_item("simhash_postings", s.simhash_postings)?;
+    d.set_item("containment_postings", s.containment_postings)?;
+    d.set_item("runs", s.runs)?;
+    d.set_item("run_postings", s.run_postings)?;
+    d.set_item("fresh_postings", s.fresh_postings)?;
+    if let Some(deep) = &s.deep {
+        d.set_item("mean_shingles", deep.mean_shingles)?;
+        d.set_item("buckets", deep.buckets)?;
+        d.set_item("postings", deep.postings)?;
+        d.set_item("histogram", deep.histogram.clone())?;
+        d.set_item("largest", deep.largest.clone())?;
+    }
+    Ok(d)
+}
+
+/// `Database.check()`: [`lshdb::CheckReport`] as it serialises, and its
+/// verdict, `clean`.
+pub(crate) fn check_dict<'py>(
+    py: Python<'py>,
+    r: &lshdb::CheckReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = to_python(py, r)?.cast_into::<PyDict>()?;
+    d.set_item("clean", r.is_clean())?;
+    Ok(d)
+}
+
 /// (key, text) pairs pulled from a Python iterator a slice at a time,
 /// taking the GIL only for each slice.
 pub(crate) struct PyPairs {
