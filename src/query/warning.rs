@@ -83,3 +83,44 @@ impl fmt::Display for Warning {
         }
     }
 }
+
+#[cfg(all(test, feature = "cli"))]
+mod tests {
+    use super::Warning;
+
+    #[test]
+    fn warnings_carry_their_numbers_and_name_no_flag() {
+        let cut = Warning::BucketsTruncated {
+            buckets: 3,
+            max_bucket: 7,
+        };
+        assert_eq!(
+            serde_json::to_value(&cut).unwrap(),
+            serde_json::json!({"kind": "buckets_truncated", "buckets": 3, "max_bucket": 7})
+        );
+        let all = [
+            cut,
+            Warning::ProbesTruncated {
+                probes: 2,
+                max_bucket: 5,
+            },
+            Warning::ThresholdBelowIndex {
+                threshold: 0.5,
+                index_threshold: 0.8,
+                candidate_probability: 0.25,
+            },
+            Warning::ExhaustiveScan,
+            Warning::NoContainmentIndex,
+        ];
+        for w in &all {
+            let words = w.to_string();
+            assert!(
+                !words.contains("--") && !words.contains("lshdb "),
+                "{words}"
+            );
+            let kind = serde_json::to_value(w).unwrap()["kind"].clone();
+            assert!(kind.is_string(), "{w:?}");
+        }
+        assert!(all[2].to_string().contains("probability 0.25"));
+    }
+}
