@@ -336,21 +336,10 @@ pub fn rebuild(args: &RebuildArgs) -> CmdResult {
     }
     let s = db.settings();
     if args.json {
-        json(&json!({
-            "threshold": s.threshold,
-            "bands": s.bands,
-            "rows": s.rows,
-            "containment": s.containment.is_some(),
-        }));
+        json(&crate::render::rebuilt_json(s));
         return Ok(Outcome::Ok);
     }
-    line(format_args!(
-        "rebuilt: threshold {}, {} bands × {} rows{}",
-        s.threshold,
-        s.bands,
-        s.rows,
-        crate::render::containment_words(s)
-    ));
+    line(format_args!("rebuilt: {}", crate::render::banding_text(s)));
     Ok(Outcome::Ok)
 }
 

@@ -170,10 +170,35 @@ pub fn settings_text(s: &Settings) -> String {
     )
 }
 
+/// The banding and the containment index as text (`rebuild`):
+/// `threshold T, B bands × R rows[, containment index (…)]`.
+pub fn banding_text(s: &Settings) -> String {
+    let r = s.report();
+    format!(
+        "threshold {}, {} bands × {} rows{}",
+        r.threshold,
+        r.bands,
+        r.rows,
+        containment_words(s)
+    )
+}
+
 /// `, containment index (T trees × D)` when the index is on, else empty.
-pub fn containment_words(s: &Settings) -> String {
+fn containment_words(s: &Settings) -> String {
     s.report().containment.map_or(String::new(), |e| {
         format!(", containment index ({} trees × {})", e.trees, e.depth)
+    })
+}
+
+/// `rebuild --json`: the new banding and whether the containment index is
+/// on.
+pub fn rebuilt_json(s: &Settings) -> Value {
+    let r = s.report();
+    json!({
+        "threshold": r.threshold,
+        "bands": r.bands,
+        "rows": r.rows,
+        "containment": r.containment.is_some(),
     })
 }
 
