@@ -40,6 +40,7 @@ mod guard;
 pub mod hash;
 mod pipeline;
 mod query;
+mod report;
 pub mod shingle;
 pub mod sketch;
 #[cfg(feature = "internals")]
@@ -58,12 +59,13 @@ pub use error::{Error, Result};
 pub use pipeline::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 pub use query::{
     ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult, Explain, Groups, Hit, Pair,
-    QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
+    QueryResult, SimHashHit, TruncatedBucket, Warning, DEFAULT_MAX_BUCKET,
 };
 /// The trait a storage backend implements for
 /// [`Database::create_with_backend`] and [`Database::open_with_backend`]:
 /// redb's own, re-exported so that a backend is written against the redb
 /// version lshdb uses.
 pub use redb::StorageBackend;
+pub use report::{ContainmentSettings, SettingsReport};
 /// The file format version this build writes and reads (`docs/format.md`).
 pub use store::schema::FORMAT_VERSION;

@@ -231,7 +231,7 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
         .run(&["create", "db.lshdb", "--shingle", "word:2", "--simhash"])
         .ok();
     assert!(
-        out.stdout.contains(": word:2, 128 values,"),
+        out.stdout.contains(": word:2, 128 one-permutation values,"),
         "{}",
         out.stdout
     );

@@ -249,7 +249,13 @@ fn building_and_dropping_the_index_of_an_existing_database() {
     let query = docs[120].1.clone();
     let scan = db.query(&query).containment(0.8).run().unwrap();
     assert!(scan.explain.scanned);
-    assert!(scan.explain.warnings[0].contains("no containment index"));
+    assert_eq!(scan.explain.warnings[0], lshdb::Warning::NoContainmentIndex);
+    let words = scan.explain.warnings[0].to_string();
+    assert!(words.contains("no containment index"), "{words}");
+    assert!(
+        !words.contains("--") && !words.contains("lshdb "),
+        "{words}"
+    );
     db.build_containment_index().unwrap();
     assert!(db.check().unwrap().is_clean());
     let indexed = db.query(&query).containment(0.8).run().unwrap();

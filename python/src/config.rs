@@ -67,19 +67,8 @@ impl ConfigArgs<'_> {
     }
 }
 
-/// The stored settings as a dict.
+/// The stored settings as a dict: [`lshdb::SettingsReport`]'s fields
+/// (`containment` included: `None` or `{trees, depth, classes_per_octave}`).
 pub fn settings_dict<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("shingle", s.shingle.kind.to_string())?;
-    d.set_item("whitespace", format!("{:?}", s.shingle.whitespace))?;
-    d.set_item("shingle_seed", s.shingle.seed)?;
-    d.set_item("scheme", s.minhash.scheme.to_string())?;
-    d.set_item("num_perm", s.minhash.num_perm)?;
-    d.set_item("minhash_seed", s.minhash.seed)?;
-    d.set_item("threshold", s.threshold)?;
-    d.set_item("bands", s.bands)?;
-    d.set_item("rows", s.rows)?;
-    d.set_item("simhash_max_distance", s.simhash_max_distance())?;
-    d.set_item("store_text", s.store_text)?;
-    Ok(d)
+    Ok(crate::convert::to_python(py, &s.report())?.cast_into::<PyDict>()?)
 }

@@ -1,11 +1,69 @@
 //! Conversions between the `lshdb` crate's values and Python's: hits,
-//! explain records and bulk reports as dicts, and a Python iterator of
+//! explain records, warnings and bulk reports, any serialisable report
+//! (settings) through one generic conversion, and a Python iterator of
 //! (key, text) pairs read a slice at a time.
 
-use lshdb::{BulkOptions, Explain, Hit};
+use lshdb::{BulkOptions, Explain, Hit, Warning};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyIterator};
+use pyo3::types::{PyDict, PyIterator, PyList};
+use serde_json::Value;
 use std::collections::VecDeque;
+
+/// A serialisable library report as Python values: objects become dicts,
+/// arrays lists, numbers int or float, `None` for null. Goes through
+/// `serde_json::Value` (already built for the CLI; a report is small) rather
+/// than a dependency such as `pythonize`, whose releases trail PyO3's.
+pub(crate) fn to_python<'py>(
+    py: Python<'py>,
+    report: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value = serde_json::to_value(report)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    value_to_python(py, &value)
+}
+
+fn value_to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(fields) => {
+            let dict = PyDict::new(py);
+            for (key, item) in fields {
+                dict.set_item(key, value_to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A query warning in Python's words: the hint names the `max_bucket=`
+/// argument to pass.
+pub(crate) fn warning(w: &Warning) -> String {
+    match w {
+        Warning::BucketsTruncated {
+            buckets,
+            max_bucket,
+        } => format!(
+            "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; for \
+             an exhaustive answer run the query again with max_bucket={}",
+            max_bucket.saturating_mul(10)
+        ),
+        other => other.to_string(),
+    }
+}
 
 pub(crate) fn hits(hits: Vec<Hit>) -> Vec<(String, f64)> {
     hits.into_iter().map(|h| (h.key, h.similarity)).collect()
@@ -33,7 +91,44 @@ pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<
     d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
     d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
     d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
-    d.set_item("warnings", e.warnings.clone())?;
+    d.set_item(
+        "warnings",
+        e.warnings.iter().map(warning).collect::<Vec<_>>(),
+    )?;
+    Ok(d)
+}
+
+/// `Database.stats()`: the counts, and with `deep=True` the bucket-size
+/// `histogram` (a list of counts) and the `largest` buckets as (band, key,
+/// documents) tuples.
+pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &lshdb::Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("documents", s.documents)?;
+    d.set_item("file_bytes", s.file_bytes)?;
+    d.set_item("allocated_bytes", s.allocated_bytes)?;
+    d.set_item("simhash_postings", s.simhash_postings)?;
+    d.set_item("containment_postings", s.containment_postings)?;
+    d.set_item("runs", s.runs)?;
+    d.set_item("run_postings", s.run_postings)?;
+    d.set_item("fresh_postings", s.fresh_postings)?;
+    if let Some(deep) = &s.deep {
+        d.set_item("mean_shingles", deep.mean_shingles)?;
+        d.set_item("buckets", deep.buckets)?;
+        d.set_item("postings", deep.postings)?;
+        d.set_item("histogram", deep.histogram.clone())?;
+        d.set_item("largest", deep.largest.clone())?;
+    }
+    Ok(d)
+}
+
+/// `Database.check()`: [`lshdb::CheckReport`] as it serialises, and its
+/// verdict, `clean`.
+pub(crate) fn check_dict<'py>(
+    py: Python<'py>,
+    r: &lshdb::CheckReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = to_python(py, r)?.cast_into::<PyDict>()?;
+    d.set_item("clean", r.is_clean())?;
     Ok(d)
 }
 

@@ -28,7 +28,7 @@ use crate::texts::TextBatch;
 use lshdb::{Database as Db, Document, Unique};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -520,25 +520,7 @@ impl Database {
         let s = self.read(py, |db| {
             Ok(if deep { db.stats_deep()? } else { db.stats()? })
         })?;
-        guard(py, || {
-            let d = PyDict::new(py);
-            d.set_item("documents", s.documents)?;
-            d.set_item("file_bytes", s.file_bytes)?;
-            d.set_item("allocated_bytes", s.allocated_bytes)?;
-            d.set_item("simhash_postings", s.simhash_postings)?;
-            d.set_item("containment_postings", s.containment_postings)?;
-            d.set_item("runs", s.runs)?;
-            d.set_item("run_postings", s.run_postings)?;
-            d.set_item("fresh_postings", s.fresh_postings)?;
-            if let Some(deep) = &s.deep {
-                d.set_item("mean_shingles", deep.mean_shingles)?;
-                d.set_item("buckets", deep.buckets)?;
-                d.set_item("postings", deep.postings)?;
-                d.set_item("histogram", deep.histogram.clone())?;
-                d.set_item("largest", deep.largest.clone())?;
-            }
-            Ok(d)
-        })
+        guard(py, || crate::convert::stats_dict(py, &s))
     }
 
     #[pyo3(signature = (*, pages = false))]
@@ -548,17 +530,7 @@ impl Database {
         } else {
             self.read(py, |db| Ok(db.check()?))?
         };
-        guard(py, || {
-            let d = PyDict::new(py);
-            d.set_item("clean", r.is_clean())?;
-            d.set_item("documents", r.documents)?;
-            d.set_item("postings", r.postings)?;
-            d.set_item("simhash_postings", r.simhash_postings)?;
-            d.set_item("storage_ok", r.storage_ok)?;
-            d.set_item("problems", PyList::new(py, &r.problems)?)?;
-            d.set_item("problem_count", r.problem_count)?;
-            Ok(d)
-        })
+        guard(py, || crate::convert::check_dict(py, &r))
     }
 
     fn compact(&self, py: Python<'_>) -> PyResult<bool> {

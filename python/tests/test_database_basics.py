@@ -42,6 +42,25 @@ def test_query_options_key_items_and_explain(db: lshdb.Database) -> None:
         db.query("x", key="y")
 
 
+def test_reports_word_their_hints_for_python_and_settings_are_complete(
+    db: lshdb.Database,
+) -> None:
+    for i in range(8):
+        db.insert(f"same{i}", "one and the same sentence, stored eight times")
+    _, explain = db.query(key="same0", max_bucket=2, explain=True)
+    cut = len(explain["truncated_buckets"])
+    assert explain["warnings"] == [
+        f"{cut} bucket(s) held more than 2 documents and were cut there; for an "
+        "exhaustive answer run the query again with max_bucket=20"
+    ], explain
+    settings = db.settings
+    assert settings["containment"] is None and settings["whitespace"] == "collapse"
+    assert {"shingle", "num_perm", "threshold", "bands", "rows", "store_text"} <= set(settings)
+    check = db.check()
+    assert check["clean"] is True and check["containment_postings"] == 0, check
+    assert check["documents"] == 8 and check["problems"] == [], check
+
+
 def test_items_hash_ints_as_their_decimal_text(db: lshdb.Database) -> None:
     db.insert_items("alice", ["milk", "bread", 42, b"eggs"])
     hits = db.query(items=["42", "milk", "bread", "eggs"])

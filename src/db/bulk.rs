@@ -131,8 +131,8 @@ fn document_bytes(doc: &Document<'_>) -> usize {
     }
 }
 
-/// What a bulk load did.
-#[derive(Debug, Default)]
+/// What a bulk load did. Serialises `rejected` as `[key, message]` pairs.
+#[derive(Debug, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct BulkReport {
     /// Documents stored (new or replaced), all committed.
@@ -141,11 +141,19 @@ pub struct BulkReport {
     pub replaced: u64,
     /// Documents refused, with their key and the reason; nothing was stored
     /// for them.
+    #[serde(serialize_with = "rejected")]
     pub rejected: Vec<(String, Error)>,
     /// Transactions committed.
     pub commits: u64,
     /// Whether the progress callback asked to stop early.
     pub stopped: bool,
+}
+
+fn rejected<S: serde::Serializer>(
+    rows: &[(String, Error)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(rows.iter().map(|(key, err)| (key, err.to_string())))
 }
 
 impl Database {

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 const MAX_PROBLEMS: usize = 1000;
 
 /// What [`Database::check`] found.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct CheckReport {
     /// Documents walked.

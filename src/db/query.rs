@@ -141,15 +141,11 @@ impl<'db> Query<'db> {
             if self.options.top.is_none() && self.options.threshold < index_threshold {
                 explain.warnings.insert(
                     0,
-                    format!(
-                        "query threshold {} is below the index threshold {}: a pair at \
-                         similarity {} becomes a candidate with probability {:.2}, so some \
-                         hits may be missed",
-                        self.options.threshold,
+                    crate::query::Warning::ThresholdBelowIndex {
+                        threshold: self.options.threshold,
                         index_threshold,
-                        self.options.threshold,
-                        explain.candidate_probability_at_threshold
-                    ),
+                        candidate_probability: explain.candidate_probability_at_threshold,
+                    },
                 );
             }
             let hits = plan::resolve(&reader, planned.hits)?;

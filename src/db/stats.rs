@@ -12,8 +12,9 @@ use crate::store::tables::{Index, ReadTables};
 use crate::Result;
 use redb::{ReadableTable, ReadableTableMetadata};
 
-/// What [`Database::stats`] reports.
-#[derive(Debug, Clone, Default)]
+/// What [`Database::stats`] reports. Serialises flat: the deep figures
+/// (when counted) beside the others.
+#[derive(Debug, Clone, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct Stats {
     /// Stored documents.
@@ -41,12 +42,16 @@ pub struct Stats {
     pub fresh_postings: u64,
     /// The figures that walk every signature and posting: `Some` from
     /// [`Database::stats_deep`], `None` from [`Database::stats`].
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub deep: Option<DeepStats>,
 }
 
 /// The part of [`Stats`] that walks the whole file (see
-/// [`Database::stats_deep`]).
-#[derive(Debug, Clone, Default)]
+/// [`Database::stats_deep`]). Serialises the histogram as
+/// `bucket_size_histogram` (`{min_size, max_size, buckets}` objects) and
+/// the largest buckets as `largest_buckets` (`{band, key, documents}`, the
+/// key in 16 hex digits).
+#[derive(Debug, Clone, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct DeepStats {
     /// Mean number of distinct shingles per document.
@@ -56,9 +61,46 @@ pub struct DeepStats {
     /// LSH bucket postings of live documents over all bands.
     pub postings: u64,
     /// `histogram[i]` = buckets holding 2^i to 2^(i+1) − 1 documents.
+    #[serde(rename = "bucket_size_histogram", serialize_with = "histogram")]
     pub histogram: Vec<u64>,
     /// The largest buckets as (band, bucket key, documents), largest first.
+    #[serde(rename = "largest_buckets", serialize_with = "largest")]
     pub largest: Vec<(u32, u64, u64)>,
+}
+
+/// One row of the bucket-size histogram, as it serialises.
+#[derive(serde::Serialize)]
+struct SizeRow {
+    min_size: u64,
+    max_size: u64,
+    buckets: u64,
+}
+
+/// One of the largest buckets, as it serialises.
+#[derive(serde::Serialize)]
+struct LargeBucket {
+    band: u32,
+    key: String,
+    documents: u64,
+}
+
+fn histogram<S: serde::Serializer>(rows: &[u64], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(rows.iter().enumerate().map(|(i, &buckets)| SizeRow {
+        min_size: 1u64 << i,
+        max_size: (1u64 << (i + 1)) - 1,
+        buckets,
+    }))
+}
+
+fn largest<S: serde::Serializer>(
+    rows: &[(u32, u64, u64)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(rows.iter().map(|&(band, key, documents)| LargeBucket {
+        band,
+        key: format!("{key:016x}"),
+        documents,
+    }))
 }
 
 impl Database {

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What [`Database::insert_unique_bulk`] did.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct UniqueReport {
     /// Documents accepted ([`Unique::Inserted`]): stored and committed,

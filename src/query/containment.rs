@@ -25,6 +25,7 @@
 //! every stored set: exact, and linear in the database.
 
 use crate::query::plan::resolve;
+use crate::query::Warning;
 use crate::sketch::ensemble::{common_needed, intersection_at_least, ClassPlan, Ensemble};
 use crate::store::codec;
 use crate::store::containment::{self as index, Posting};
@@ -69,7 +70,7 @@ pub struct ContainmentHit {
 }
 
 /// How one size class was probed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClassProbe {
     /// The size class: ⌊p·log₂ size⌋.
@@ -126,7 +127,7 @@ pub struct ContainmentExplain {
     /// Time reading and verifying candidates.
     pub verify_time: Duration,
     /// Things the caller should know (a scan, cut probes).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// A containment search's answer.
@@ -227,11 +228,10 @@ pub fn search(
     explain.verify_time = start.elapsed();
     let cut: usize = explain.classes.iter().map(|c| c.truncated).sum();
     if cut > 0 {
-        explain.warnings.push(format!(
-            "{cut} prefix probe(s) held more than {} documents and were cut there; \
-             raise max_bucket for an exhaustive answer",
-            options.max_bucket
-        ));
+        explain.warnings.push(Warning::ProbesTruncated {
+            probes: cut,
+            max_bucket: options.max_bucket,
+        });
     }
     Ok((hits, explain))
 }
@@ -328,12 +328,9 @@ pub fn scan(
     }
     explain.verify_time = start.elapsed();
     explain.warnings.push(if indexed {
-        "exhaustive: every stored set was compared with the query".to_owned()
+        Warning::ExhaustiveScan
     } else {
-        "this database has no containment index, so every stored set was compared with \
-         the query (exact, but linear in the database); build the index with \
-         Database::build_containment_index (`lshdb rebuild FILE --containment`)"
-            .to_owned()
+        Warning::NoContainmentIndex
     });
     Ok((hits, explain))
 }

@@ -8,13 +8,16 @@
 pub(crate) mod containment;
 pub(crate) mod pairs;
 pub(crate) mod plan;
+mod serial;
 pub(crate) mod shared;
 pub(crate) mod simhash;
+mod warning;
 
 pub use containment::{ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult};
 pub use pairs::{Groups, Pair};
 pub use plan::{Explain, TruncatedBucket, DEFAULT_MAX_BUCKET};
 pub use simhash::SimHashHit;
+pub use warning::Warning;
 
 use crate::pipeline::{Document, Pipeline, Sketch};
 use crate::store::codec::SignatureRecord;

@@ -21,7 +21,7 @@
 //! a true hit is lost that way with probability below 10⁻⁴.
 
 use crate::pipeline::{Pipeline, Sketch};
-use crate::query::Hit;
+use crate::query::{Hit, Warning};
 use crate::sketch::measures::jaccard_at_least;
 use crate::sketch::minhash::agreements;
 use crate::store::tables::{Postings, Reader};
@@ -62,7 +62,7 @@ impl Default for PlanOptions {
 }
 
 /// A bucket whose posting list was cut at the cap.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct TruncatedBucket {
     /// The band.
@@ -103,7 +103,7 @@ pub struct Explain {
     /// verified at once).
     pub verify_time: Duration,
     /// Things the caller should know (truncated buckets, reduced recall).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Top-k queries only: P(s_k) = 1 − (1 − s_k^r)^b, the probability
     /// that a document as similar as the k-th hit (the last hit, when
     /// fewer were found) shares a bucket with the query and so becomes a
@@ -199,12 +199,10 @@ pub fn run(
     explain.returned = hits.len();
 
     if !explain.truncated_buckets.is_empty() {
-        explain.warnings.push(format!(
-            "{} bucket(s) held more than {} documents and were cut there; \
-             raise max_bucket for an exhaustive answer",
-            explain.truncated_buckets.len(),
-            options.max_bucket
-        ));
+        explain.warnings.push(Warning::BucketsTruncated {
+            buckets: explain.truncated_buckets.len(),
+            max_bucket: options.max_bucket,
+        });
     }
     Ok(Planned { hits, explain })
 }

@@ -64,52 +64,17 @@ pub fn create(args: &CreateArgs) -> CmdResult {
     crate::interrupt::writing();
     let s = db.settings();
     if args.json {
-        json(&json!({"created": args.file.to_string_lossy(), "settings": settings_json(s)}));
+        json(
+            &json!({"created": args.file.to_string_lossy(), "settings": crate::render::settings_json(s)}),
+        );
         return Ok(Outcome::Ok);
     }
     line(format_args!(
-        "created {}: {}, {} values, {} bands × {} rows (threshold {}), SimHash {}, text {}{}",
+        "created {}: {}",
         args.file.display(),
-        s.shingle.kind,
-        s.minhash.num_perm,
-        s.bands,
-        s.rows,
-        s.threshold,
-        if s.simhash_blocks.is_some() {
-            "on"
-        } else {
-            "off"
-        },
-        if s.store_text { "stored" } else { "not stored" },
-        containment_words(s),
+        crate::render::settings_text(s)
     ));
     Ok(Outcome::Ok)
-}
-
-/// `, containment index (T trees × D)` when the index is on.
-fn containment_words(s: &lshdb::Settings) -> String {
-    s.containment.map_or(String::new(), |e| {
-        format!(", containment index ({} trees × {})", e.trees(), e.depth())
-    })
-}
-
-/// The settings as `stats --json` and `create --json` print them.
-fn settings_json(s: &lshdb::Settings) -> serde_json::Value {
-    json!({
-        "shingle": s.shingle.kind.to_string(),
-        "num_perm": s.minhash.num_perm,
-        "scheme": s.minhash.scheme.to_string(),
-        "threshold": s.threshold,
-        "bands": s.bands,
-        "rows": s.rows,
-        "simhash_max_distance": s.simhash_max_distance(),
-        "store_text": s.store_text,
-        "containment": s.containment.map(|e| json!({
-            "trees": e.trees(),
-            "depth": e.depth(),
-            "classes_per_octave": e.classes_per_octave(),
-        })),
-    })
 }
 
 /// Show documents, size on disk and configuration; bucket sizes with
@@ -144,7 +109,7 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         0.0
     };
     if args.json {
-        json(&stats_json(&stats, s, per_doc));
+        json(&crate::render::stats_json(&stats, s, per_doc));
         return Ok(Outcome::Ok);
     }
     line(format_args!("file        {}", args.file.display()));
@@ -159,17 +124,8 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         ))
     ));
     line(format_args!(
-        "config      {}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}",
-        s.shingle.kind,
-        s.minhash.num_perm,
-        s.minhash.scheme,
-        s.bands,
-        s.rows,
-        s.threshold,
-        s.simhash_max_distance()
-            .map_or("off".to_owned(), |d| format!("≤ {d} bits")),
-        if s.store_text { "stored" } else { "not stored" },
-        containment_words(s),
+        "config      {}",
+        crate::render::settings_text(s)
     ));
     let buckets = stats
         .deep
@@ -194,44 +150,6 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
         bucket_lines(deep);
     }
     Ok(Outcome::Ok)
-}
-
-/// `stats --json`: the deep fields only when they were counted.
-fn stats_json(stats: &lshdb::Stats, s: &lshdb::Settings, per_doc: f64) -> serde_json::Value {
-    let mut v = json!({
-        "documents": stats.documents,
-        "file_bytes": stats.file_bytes,
-        "allocated_bytes": stats.allocated_bytes,
-        "bytes_per_document": per_doc,
-        "settings": settings_json(s),
-        "runs": stats.runs,
-        "run_postings": stats.run_postings,
-        "fresh_postings": stats.fresh_postings,
-        "simhash_postings": stats.simhash_postings,
-        "containment_postings": stats.containment_postings,
-    });
-    if let (Some(deep), Some(object)) = (&stats.deep, v.as_object_mut()) {
-        let histogram = deep.histogram.iter().enumerate().map(|(i, n)| {
-            json!({"min_size": 1u64 << i, "max_size": (1u64 << (i + 1)) - 1, "buckets": n})
-        });
-        let largest = deep.largest.iter().map(|(band, key, size)| {
-            json!({"band": band, "key": format!("{key:016x}"), "documents": size})
-        });
-        object.extend([
-            ("mean_shingles".to_owned(), json!(deep.mean_shingles)),
-            ("buckets".to_owned(), json!(deep.buckets)),
-            ("postings".to_owned(), json!(deep.postings)),
-            (
-                "bucket_size_histogram".to_owned(),
-                json!(histogram.collect::<Vec<_>>()),
-            ),
-            (
-                "largest_buckets".to_owned(),
-                json!(largest.collect::<Vec<_>>()),
-            ),
-        ]);
-    }
-    v
 }
 
 /// The bucket-size histogram and the largest buckets, as text.
@@ -302,16 +220,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
     })?;
     bar.finish_and_clear();
     if args.json {
-        json(&json!({
-            "clean": report.is_clean(),
-            "documents": report.documents,
-            "postings": report.postings,
-            "simhash_postings": report.simhash_postings,
-            "containment_postings": report.containment_postings,
-            "storage_ok": report.storage_ok,
-            "problem_count": report.problem_count,
-            "problems": report.problems,
-        }));
+        json(&crate::render::check_json(&report));
     } else {
         for problem in &report.problems {
             line(format_args!("problem: {problem}"));
@@ -427,21 +336,10 @@ pub fn rebuild(args: &RebuildArgs) -> CmdResult {
     }
     let s = db.settings();
     if args.json {
-        json(&json!({
-            "threshold": s.threshold,
-            "bands": s.bands,
-            "rows": s.rows,
-            "containment": s.containment.is_some(),
-        }));
+        json(&crate::render::rebuilt_json(s));
         return Ok(Outcome::Ok);
     }
-    line(format_args!(
-        "rebuilt: threshold {}, {} bands × {} rows{}",
-        s.threshold,
-        s.bands,
-        s.rows,
-        containment_words(s)
-    ));
+    line(format_args!("rebuilt: {}", crate::render::banding_text(s)));
     Ok(Outcome::Ok)
 }
 

@@ -6,7 +6,6 @@ use crate::args::{open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
 use crate::output::{escaped, json, line, short};
 use crate::{fail, CliError, CmdResult, Outcome};
-use lshdb::shingle::{ShingleKind, Whitespace};
 use lshdb::{DocumentBuf, Settings};
 use serde_json::json;
 use std::cell::RefCell;
@@ -120,38 +119,12 @@ pub struct ExportArgs {
 /// The export format version, the header's `lshdb_export` value.
 const EXPORT_VERSION: u64 = 1;
 
-/// The name of the shingle hash function, as export headers give it.
-const SHINGLE_HASH: &str = "murmur3_x86_32";
-
-/// The settings that decide which hashes a text turns into, as an export
-/// header records them: two databases that agree on all of them store the
-/// same shingle set for the same text.
-fn shingle_settings(settings: &Settings) -> serde_json::Value {
-    let shingle = &settings.shingle;
-    let kind = match shingle.kind {
-        ShingleKind::Chars(k) => format!("char:{k}"),
-        ShingleKind::Words(k) => format!("word:{k}"),
-        ShingleKind::StopWords(k) => format!("stopword:{k}"),
-    };
-    let whitespace = match shingle.whitespace {
-        Whitespace::Collapse => "collapse",
-        Whitespace::Remove => "remove",
-    };
-    json!({
-        "shingle": kind,
-        "whitespace": whitespace,
-        "seed": shingle.seed,
-        "stop_words": shingle.stop_words,
-        "hash": SHINGLE_HASH,
-    })
-}
-
 /// The first line of every export.
 fn export_header(settings: &Settings) -> serde_json::Value {
     json!({
         "lshdb_export": EXPORT_VERSION,
         "format": lshdb::FORMAT_VERSION,
-        "settings": shingle_settings(settings),
+        "settings": crate::render::export_settings(settings),
     })
 }
 
@@ -446,7 +419,7 @@ fn shingle_refusal(
     settings: &Settings,
     unchecked: bool,
 ) -> Result<Option<String>, CliError> {
-    let stored = shingle_settings(settings);
+    let stored = crate::render::export_settings(settings);
     let Some(header) = header else {
         return Ok((!unchecked).then(|| {
             "a shingle set without an export header, whose shingling cannot be checked; \

@@ -19,6 +19,7 @@ mod output;
 mod pairs;
 mod query;
 mod records;
+mod render;
 mod scan;
 mod tune;
 mod walk;

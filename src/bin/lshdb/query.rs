@@ -5,7 +5,7 @@ use crate::args::{open_read_only, JsonFields};
 use crate::input::{read_text_file, FileText, InputError};
 use crate::output::{escaped, json, line, similarity};
 use crate::{fail, CliError, CmdResult, Outcome};
-use lshdb::{Database, DocumentBuf, Explain, Query, QueryResult};
+use lshdb::{Database, DocumentBuf, Query, QueryResult};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -160,7 +160,7 @@ pub fn run(args: &Args) -> CmdResult {
         json(&result_json(&label, &result, args.explain));
     } else {
         for warning in &result.explain.warnings {
-            eprintln!("lshdb: note: {}", cli_warning(warning));
+            eprintln!("lshdb: note: {}", crate::render::warning(warning));
         }
         for hit in &result.hits {
             line(format_args!(
@@ -170,7 +170,7 @@ pub fn run(args: &Args) -> CmdResult {
             ));
         }
         if args.explain {
-            print_explain(&result.explain);
+            crate::render::print_explain(&result.explain);
         }
         if result.hits.is_empty() {
             eprintln!("lshdb: no near-duplicates found");
@@ -301,90 +301,10 @@ fn result_json(
         .iter()
         .map(|h| json!({"key": h.key, "similarity": h.similarity}))
         .collect();
-    let warnings: Vec<String> = result
-        .explain
-        .warnings
-        .iter()
-        .map(|w| cli_warning(w))
-        .collect();
+    let warnings = crate::render::warnings_json(&result.explain.warnings);
     let mut value = json!({"query": label, "hits": hits, "warnings": warnings});
     if explain {
-        value["explain"] = explain_json(&result.explain);
+        value["explain"] = crate::render::explain_json(&result.explain);
     }
     value
-}
-
-fn explain_json(e: &Explain) -> serde_json::Value {
-    json!({
-        "buckets_probed": e.buckets_probed,
-        "posting_sizes": e.posting_sizes,
-        "truncated_buckets": e.truncated_buckets.iter().map(|t| json!({"band": t.band, "read": t.read})).collect::<Vec<_>>(),
-        "candidates": e.candidates,
-        "pruned_by_length": e.pruned_by_length,
-        "pruned_by_signature": e.pruned_by_signature,
-        "verified": e.verified,
-        "returned": e.returned,
-        "candidate_probability_at_threshold": e.candidate_probability_at_threshold,
-        "recall_estimate": e.recall_estimate,
-        "micros": {
-            "sketch": e.sketch_time.as_micros() as u64,
-            "lookup": e.lookup_time.as_micros() as u64,
-            "verify": e.verify_time.as_micros() as u64,
-        },
-        "warnings": e.warnings.iter().map(|w| cli_warning(w)).collect::<Vec<_>>(),
-    })
-}
-
-/// A planner warning in the CLI's words: the library's advice to "raise
-/// max_bucket" becomes the flag to pass, with a value that reads more.
-fn cli_warning(warning: &str) -> String {
-    const LIBRARY: &str = "raise max_bucket for an exhaustive answer";
-    match warning.strip_suffix(LIBRARY) {
-        Some(head) => {
-            let cut = head
-                .split(" more than ")
-                .nth(1)
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|n| n.parse::<usize>().ok())
-                .unwrap_or(1000);
-            let more = cut.saturating_mul(10);
-            format!("{head}for an exhaustive answer run the query again with `--max-bucket {more}`")
-        }
-        None => warning.to_owned(),
-    }
-}
-
-fn print_explain(e: &Explain) {
-    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
-    line("plan:");
-    line(format_args!("  sketch     {:>9.1} µs", us(e.sketch_time)));
-    line(format_args!(
-        "  lookup     {:>9.1} µs  {} buckets probed, postings per band {:?}{}",
-        us(e.lookup_time),
-        e.buckets_probed,
-        e.posting_sizes,
-        if e.truncated_buckets.is_empty() {
-            String::new()
-        } else {
-            format!(", {} bucket(s) cut at the cap", e.truncated_buckets.len())
-        }
-    ));
-    line(format_args!("  candidates {:>9}", e.candidates));
-    line(format_args!(
-        "  verify     {:>9.1} µs  pruned {} by size, {} by signature; {} verified, {} returned",
-        us(e.verify_time),
-        e.pruned_by_length,
-        e.pruned_by_signature,
-        e.verified,
-        e.returned
-    ));
-    match e.recall_estimate {
-        Some(recall) => line(format_args!(
-            "  recall estimate: {recall:.4} (P(candidate) at the last hit's similarity)"
-        )),
-        None => line(format_args!(
-            "  P(candidate) at the threshold: {:.4}",
-            e.candidate_probability_at_threshold
-        )),
-    }
 }

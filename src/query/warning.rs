@@ -1,0 +1,126 @@
+//! What a query tells its caller besides its hits: typed values with their
+//! numbers as fields, so each surface words them (and its own hint: a CLI
+//! flag, a Python argument) without parsing English back.
+
+use std::fmt;
+
+/// A note on a query's answer: something that may make it incomplete or
+/// slower than expected. `Display` gives the library's wording, which
+/// names no surface's flag or argument; surfaces word their own hints from
+/// the fields. Serialises as an object tagged by `kind` (snake case).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Warning {
+    /// `buckets` LSH buckets held more than `max_bucket` postings and were
+    /// read only that far, so hits may be missing.
+    BucketsTruncated {
+        /// Buckets cut.
+        buckets: usize,
+        /// The cap each was cut at.
+        max_bucket: usize,
+    },
+    /// `probes` prefix probes of the containment index held more than
+    /// `max_bucket` postings and were read only that far.
+    ProbesTruncated {
+        /// Probes cut.
+        probes: usize,
+        /// The cap each was cut at.
+        max_bucket: usize,
+    },
+    /// The query threshold is below the one the index was banded for, so a
+    /// pair at the query threshold becomes a candidate only with
+    /// probability `candidate_probability`.
+    ThresholdBelowIndex {
+        /// The query's threshold.
+        threshold: f64,
+        /// The index's threshold.
+        index_threshold: f64,
+        /// P(candidate) at the query threshold.
+        candidate_probability: f64,
+    },
+    /// An exhaustive containment search compared every stored set.
+    ExhaustiveScan,
+    /// The database has no containment index, so a containment search
+    /// compared every stored set (exact, but linear in the database).
+    NoContainmentIndex,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::BucketsTruncated {
+                buckets,
+                max_bucket,
+            } => write!(
+                f,
+                "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; \
+                 raise max_bucket for an exhaustive answer"
+            ),
+            Warning::ProbesTruncated { probes, max_bucket } => write!(
+                f,
+                "{probes} prefix probe(s) held more than {max_bucket} documents and were cut \
+                 there; raise max_bucket for an exhaustive answer"
+            ),
+            Warning::ThresholdBelowIndex {
+                threshold,
+                index_threshold,
+                candidate_probability,
+            } => write!(
+                f,
+                "query threshold {threshold} is below the index threshold {index_threshold}: a \
+                 pair at similarity {threshold} becomes a candidate with probability \
+                 {candidate_probability:.2}, so some hits may be missed"
+            ),
+            Warning::ExhaustiveScan => {
+                f.write_str("exhaustive: every stored set was compared with the query")
+            }
+            Warning::NoContainmentIndex => f.write_str(
+                "this database has no containment index, so every stored set was compared with \
+                 the query (exact, but linear in the database); build the index with \
+                 Database::build_containment_index",
+            ),
+        }
+    }
+}
+
+#[cfg(all(test, feature = "cli"))]
+mod tests {
+    use super::Warning;
+
+    #[test]
+    fn warnings_carry_their_numbers_and_name_no_flag() {
+        let cut = Warning::BucketsTruncated {
+            buckets: 3,
+            max_bucket: 7,
+        };
+        assert_eq!(
+            serde_json::to_value(&cut).unwrap(),
+            serde_json::json!({"kind": "buckets_truncated", "buckets": 3, "max_bucket": 7})
+        );
+        let all = [
+            cut,
+            Warning::ProbesTruncated {
+                probes: 2,
+                max_bucket: 5,
+            },
+            Warning::ThresholdBelowIndex {
+                threshold: 0.5,
+                index_threshold: 0.8,
+                candidate_probability: 0.25,
+            },
+            Warning::ExhaustiveScan,
+            Warning::NoContainmentIndex,
+        ];
+        for w in &all {
+            let words = w.to_string();
+            assert!(
+                !words.contains("--") && !words.contains("lshdb "),
+                "{words}"
+            );
+            let kind = serde_json::to_value(w).unwrap()["kind"].clone();
+            assert!(kind.is_string(), "{w:?}");
+        }
+        assert!(all[2].to_string().contains("probability 0.25"));
+    }
+}
