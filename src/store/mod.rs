@@ -8,5 +8,6 @@ pub(crate) mod keys;
 pub mod meta;
 pub mod runs;
 pub mod schema;
+pub mod settings_record;
 pub(crate) mod tables;
 pub(crate) mod walk;
