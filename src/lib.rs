@@ -42,6 +42,7 @@ mod pipeline;
 mod query;
 pub mod shingle;
 pub mod sketch;
+mod sketcher;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod store;
@@ -55,7 +56,7 @@ pub use db::{
     Unique, UniqueReport, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
-pub use pipeline::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
+pub use pipeline::MAX_KEY_BYTES;
 pub use query::{
     ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult, Explain, Groups, Hit, Pair,
     QueryResult, SimHashHit, TruncatedBucket, DEFAULT_MAX_BUCKET,
@@ -65,5 +66,6 @@ pub use query::{
 /// redb's own, re-exported so that a backend is written against the redb
 /// version lshdb uses.
 pub use redb::StorageBackend;
+pub use sketcher::{Document, Sketch, Sketcher, MAX_DOCUMENT_BYTES};
 /// The file format version this build writes and reads (`docs/format.md`).
 pub use store::schema::FORMAT_VERSION;

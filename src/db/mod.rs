@@ -159,6 +159,12 @@ impl Database {
         &self.settings
     }
 
+    /// The [`crate::Sketcher`] this database shingles, signs and bands
+    /// every document and query with (clone it to sketch elsewhere).
+    pub fn sketcher(&self) -> &crate::Sketcher {
+        self.pipeline.sketcher()
+    }
+
     /// The file's path; `<backend>` for a database on a storage backend
     /// (see [`Database::create_with_backend`]).
     pub fn path(&self) -> &Path {
