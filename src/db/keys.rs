@@ -3,13 +3,14 @@
 //! (fresh, then in runs, merged and filtered like them). This file owns
 //! what is particular to key postings: their check, and writing them from
 //! the document table — when a file of format 1 to 3 is upgraded (its
-//! `keys` table is replaced) and when re-banding rebuilds every posting.
+//! `keys` table is replaced, `db::upgrade`) and when re-banding rebuilds
+//! every posting.
 
 use super::maintain::CheckReport;
 use crate::hash::key_hash;
 use crate::store::codec;
 use crate::store::runs::RunWriter;
-use crate::store::schema::{DOCS, KEYS, KEY_BAND};
+use crate::store::schema::{DOCS, KEY_BAND};
 use crate::store::tables::{context, Index, Postings, ReadTables, Reader};
 use crate::Result;
 use rayon::prelude::*;
@@ -105,17 +106,6 @@ pub(super) fn check_index(tables: &ReadTables, report: &mut CheckReport) -> Resu
         }
     }
     Ok(())
-}
-
-/// Replaces the `keys` table of a file of format 1 to 3, if it has one, by
-/// key postings written from the document table; part of the upgrade to
-/// format 4, in the upgrade's transaction.
-pub(super) fn replace_keys_table(txn: &WriteTransaction) -> Result<()> {
-    if !txn.delete_table(KEYS)? {
-        return Ok(());
-    }
-    let mut runs = RunWriter::open(txn)?;
-    write_key_postings(txn, &mut runs)
 }
 
 /// Writes the key posting of every stored document as posting runs, one

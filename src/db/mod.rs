@@ -27,6 +27,7 @@ mod salvage;
 mod stats;
 mod store;
 mod unique;
+mod upgrade;
 mod writer;
 
 pub use batch::Batch;

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod codec;
 pub mod containment;
 pub(crate) mod keys;
+pub(crate) mod legacy;
 pub mod meta;
 pub mod runs;
 pub mod schema;
