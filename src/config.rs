@@ -173,9 +173,9 @@ pub struct Settings {
     pub simhash_blocks: Option<u32>,
     /// Whether raw text is stored.
     pub store_text: bool,
-    /// The containment index's shape, or `None` when off. Not part of the
-    /// postcard struct: the settings record appends it only when on, so a
-    /// file without it reads as before (`store::meta`, `docs/format.md`).
+    /// The containment index's shape, or `None` when off. The settings
+    /// record appends it only when on, so a file without it reads as before
+    /// (`store::settings_record`, `docs/format.md`).
     #[serde(skip)]
     pub containment: Option<Ensemble>,
 }

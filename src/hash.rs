@@ -44,17 +44,6 @@ pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
     fmix32(h)
 }
 
-/// MurmurHash3's 32-bit finaliser: a bijection on `u32` with full avalanche.
-#[inline]
-pub fn fmix32(mut h: u32) -> u32 {
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85eb_ca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2_ae35);
-    h ^= h >> 16;
-    h
-}
-
 /// The SplitMix64 finaliser (Stafford's "Mix13"): a bijection on `u64` with
 /// full avalanche. Used to expand seeds into parameters and to mix band keys.
 ///
@@ -67,35 +56,6 @@ pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-/// The golden-ratio increment of SplitMix64.
-pub const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// A SplitMix64 generator: the one source of every derived parameter
-/// (MinHash coefficients, densification probes). Deterministic on every
-/// platform; the sequence for a seed is part of the file format.
-///
-/// ```
-/// let mut rng = lshdb::hash::SplitMix64::new(0);
-/// assert_eq!(rng.next_u64(), 0xe220_a839_7b1d_cdaf);
-/// ```
-#[derive(Debug, Clone)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator whose first output is `mix64(seed + GOLDEN_GAMMA)`.
-    pub fn new(seed: u64) -> Self {
-        Self { state: seed }
-    }
-
-    /// The next 64-bit output.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(GOLDEN_GAMMA);
-        mix64(self.state)
-    }
 }
 
 /// The band-key hash: folds a band's `r` signature values into one 64-bit
@@ -117,29 +77,73 @@ pub fn band_key(values: &[u32], seed: u64) -> u64 {
     mix64(h ^ values.len() as u64)
 }
 
-/// The external-key hash (format 4): the key of a document's key posting,
-/// through which a key is looked up. Folds the key's bytes, eight at a
-/// time (little-endian, the last chunk zero-padded), as [`band_key`] folds
-/// values: `h = KEY_SEED; for c in chunks { h = mix64(h ^ c) + GOLDEN_GAMMA }`,
-/// then `mix64(h ^ len)`. A look-up compares the stored key, so two keys
-/// of one hash cost a read, never a wrong answer.
-///
-/// ```
-/// assert_ne!(lshdb::hash::key_hash("a"), lshdb::hash::key_hash("a\0"));
-/// ```
-pub fn key_hash(key: &str) -> u64 {
-    let bytes = key.as_bytes();
-    let mut h = KEY_SEED;
-    for chunk in bytes.chunks(8) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        h = mix64(h ^ u64::from_le_bytes(word)).wrapping_add(GOLDEN_GAMMA);
+/// The parameter generator, its seeds and the storage-only hashes: used by
+/// the sketches and the store, public only under the hidden `internals`
+/// feature (tests, benches, fuzz), since applications need none of them.
+mod generator {
+    use super::mix64;
+
+    /// MurmurHash3's 32-bit finaliser: a bijection on `u32` with full avalanche.
+    #[inline]
+    pub fn fmix32(mut h: u32) -> u32 {
+        h ^= h >> 16;
+        h = h.wrapping_mul(0x85eb_ca6b);
+        h ^= h >> 13;
+        h = h.wrapping_mul(0xc2b2_ae35);
+        h ^= h >> 16;
+        h
     }
-    mix64(h ^ bytes.len() as u64)
+
+    /// The golden-ratio increment of SplitMix64.
+    pub const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    /// A SplitMix64 generator: the one source of every derived parameter
+    /// (MinHash coefficients, densification probes). Deterministic on every
+    /// platform; the sequence for a seed is part of the file format.
+    #[derive(Debug, Clone)]
+    pub struct SplitMix64 {
+        state: u64,
+    }
+
+    impl SplitMix64 {
+        /// A generator whose first output is `mix64(seed + GOLDEN_GAMMA)`.
+        pub fn new(seed: u64) -> Self {
+            Self { state: seed }
+        }
+
+        /// The next 64-bit output.
+        pub fn next_u64(&mut self) -> u64 {
+            self.state = self.state.wrapping_add(GOLDEN_GAMMA);
+            mix64(self.state)
+        }
+    }
+
+    /// The external-key hash (format 4): the key of a document's key posting,
+    /// through which a key is looked up. Folds the key's bytes, eight at a
+    /// time (little-endian, the last chunk zero-padded), as [`super::band_key`] folds
+    /// values: `h = KEY_SEED; for c in chunks { h = mix64(h ^ c) + GOLDEN_GAMMA }`,
+    /// then `mix64(h ^ len)`. A look-up compares the stored key, so two keys
+    /// of one hash cost a read, never a wrong answer.
+    pub fn key_hash(key: &str) -> u64 {
+        let bytes = key.as_bytes();
+        let mut h = KEY_SEED;
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            h = mix64(h ^ u64::from_le_bytes(word)).wrapping_add(GOLDEN_GAMMA);
+        }
+        mix64(h ^ bytes.len() as u64)
+    }
+
+    /// The seed of [`key_hash`] (ASCII "lshdbkey").
+    pub const KEY_SEED: u64 = 0x6c73_6864_626b_6579;
 }
 
-/// The seed of [`key_hash`] (ASCII "lshdbkey").
-pub const KEY_SEED: u64 = 0x6c73_6864_626b_6579;
+#[cfg(not(feature = "internals"))]
+pub(crate) use generator::{fmix32, key_hash, SplitMix64, GOLDEN_GAMMA};
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use generator::{fmix32, key_hash, SplitMix64, GOLDEN_GAMMA, KEY_SEED};
 
 #[cfg(test)]
 mod tests {
@@ -185,5 +189,6 @@ mod tests {
         let mut rng = SplitMix64::new(1_234_567);
         assert_eq!(rng.next_u64(), 6_457_827_717_110_365_317);
         assert_eq!(rng.next_u64(), 3_203_168_211_198_807_973);
+        assert_eq!(SplitMix64::new(0).next_u64(), 0xe220_a839_7b1d_cdaf);
     }
 }

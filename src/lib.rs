@@ -43,6 +43,7 @@ mod query;
 mod report;
 pub mod shingle;
 pub mod sketch;
+mod sketcher;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod store;
@@ -56,7 +57,7 @@ pub use db::{
     Unique, UniqueReport, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
-pub use pipeline::{Document, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
+pub use pipeline::MAX_KEY_BYTES;
 pub use query::{
     ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult, Explain, Groups, Hit, Pair,
     QueryResult, SimHashHit, TruncatedBucket, Warning, DEFAULT_MAX_BUCKET,
@@ -67,5 +68,6 @@ pub use query::{
 /// version lshdb uses.
 pub use redb::StorageBackend;
 pub use report::{ContainmentSettings, SettingsReport};
+pub use sketcher::{Document, Sketch, Sketcher, MAX_DOCUMENT_BYTES};
 /// The file format version this build writes and reads (`docs/format.md`).
 pub use store::schema::FORMAT_VERSION;

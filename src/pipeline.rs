@@ -1,5 +1,6 @@
 //! The pipeline from a document to what is stored and searched: its
-//! shingle set, signature, band keys, SimHash blocks and encoded records.
+//! shingle set, signature, band keys, SimHash blocks (all computed by the
+//! public [`Sketcher`]) and encoded records.
 //!
 //! [`Pipeline`] is built once from the stored settings and is pure CPU work,
 //! so bulk loads run it on every core before the single writer stores the
@@ -8,61 +9,15 @@
 //! other's internals.
 
 use crate::config::Settings;
-use crate::shingle::{ShingleSet, Shingler};
+use crate::shingle::ShingleSet;
 use crate::sketch::lsh::Banding;
-use crate::sketch::minhash::MinHasher;
-use crate::sketch::simhash::{self, Weighting};
+pub use crate::sketcher::{Document, Sketch, Sketcher};
 use crate::store::codec::{self, DocRecord, SignatureRecord};
 use crate::store::tables::{Encoded, Reader};
 use crate::{Error, Result};
 
 /// The longest accepted external key, in bytes of UTF-8.
 pub const MAX_KEY_BYTES: usize = 4096;
-
-/// The largest accepted document: bytes of text, or total bytes of items.
-pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
-
-/// What a document is: text to shingle, or a set of items (a customer's
-/// purchases, a film's raters) hashed whole.
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub enum Document<'a> {
-    /// Text, normalised and shingled by the database's settings.
-    Text(&'a str),
-    /// Items, each hashed whole with the database's shingle seed.
-    Items(&'a [&'a [u8]]),
-    /// Shingle hashes computed elsewhere (an export, another tool), used
-    /// as they are: sorted and de-duplicated, never re-hashed.
-    Shingles(&'a [u32]),
-}
-
-impl<'a> From<&'a str> for Document<'a> {
-    fn from(text: &'a str) -> Self {
-        Document::Text(text)
-    }
-}
-
-impl<'a> From<&'a String> for Document<'a> {
-    fn from(text: &'a String) -> Self {
-        Document::Text(text)
-    }
-}
-
-impl<'a> From<&'a [&'a [u8]]> for Document<'a> {
-    fn from(items: &'a [&'a [u8]]) -> Self {
-        Document::Items(items)
-    }
-}
-
-impl Document<'_> {
-    fn size(&self) -> usize {
-        match self {
-            Document::Text(text) => text.len(),
-            Document::Items(items) => items.iter().map(|i| i.len()).sum(),
-            Document::Shingles(hashes) => hashes.len() * 4,
-        }
-    }
-}
 
 /// A document ready to store.
 #[derive(Debug, Clone)]
@@ -126,26 +81,10 @@ impl Prepared {
     }
 }
 
-/// The sketches of a query document.
-#[derive(Debug, Clone, Default)]
-pub struct Sketch {
-    /// Sorted, distinct shingle hashes.
-    pub set: Vec<u32>,
-    /// MinHash signature.
-    pub signature: Vec<u32>,
-    /// One key per band.
-    pub band_keys: Vec<u64>,
-    /// SimHash fingerprint (0 unless asked for).
-    pub simhash: u64,
-}
-
-/// Shingler, hasher and banding of one database.
+/// The [`Sketcher`] of one database, and what its records need besides.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
-    shingler: Shingler,
-    hasher: MinHasher,
-    banding: Banding,
-    simhash_blocks: Option<u32>,
+    sketcher: Sketcher,
     store_text: bool,
     containment: Option<crate::sketch::ensemble::Ensemble>,
 }
@@ -159,27 +98,21 @@ impl Pipeline {
     /// configuration resolves to (only a damaged or crafted settings record
     /// holds one, and every write and SimHash search would loop over it).
     pub fn new(settings: &Settings) -> Result<Self> {
-        let max_blocks = crate::config::MAX_SIMHASH_DISTANCE + 1;
-        if let Some(blocks) = settings.simhash_blocks {
-            if !(1..=max_blocks).contains(&blocks) {
-                return Err(Error::corrupted(format!(
-                    "settings record: {blocks} SimHash blocks, outside 1 to {max_blocks}"
-                )));
-            }
-        }
         Ok(Self {
-            shingler: Shingler::new(settings.shingle.clone())?,
-            hasher: MinHasher::new(settings.minhash)?,
-            banding: settings.banding()?,
-            simhash_blocks: settings.simhash_blocks,
+            sketcher: Sketcher::new(settings)?,
             store_text: settings.store_text,
             containment: settings.containment,
         })
     }
 
+    /// The computing half, shared with users.
+    pub fn sketcher(&self) -> &Sketcher {
+        &self.sketcher
+    }
+
     /// The banding in force.
     pub fn banding(&self) -> Banding {
-        self.banding
+        self.sketcher.banding()
     }
 
     /// The containment index's shape, when that index is on.
@@ -189,13 +122,13 @@ impl Pipeline {
 
     /// The signature length.
     pub fn num_perm(&self) -> usize {
-        self.hasher.config().num_perm
+        self.sketcher.hasher().config().num_perm
     }
 
     /// Whether signatures use independent permutations (whose agreement is a
     /// binomial estimate at every set size).
     pub fn is_permutation_scheme(&self) -> bool {
-        self.hasher.config().scheme == crate::sketch::minhash::Scheme::Permutations
+        self.sketcher.hasher().config().scheme == crate::sketch::minhash::Scheme::Permutations
     }
 
     /// Checks a key against the documented limits.
@@ -209,50 +142,6 @@ impl Pipeline {
         Ok(())
     }
 
-    /// The shingle set of a document, and its SimHash when `with_simhash`
-    /// (computing it costs as much as shingling, so only when needed).
-    fn shingle(&self, key: &str, doc: Document<'_>, with_simhash: bool) -> Result<(Vec<u32>, u64)> {
-        let size = doc.size();
-        if size > MAX_DOCUMENT_BYTES {
-            return Err(Error::DocumentTooLarge {
-                key: key.to_owned(),
-                len: size,
-                max: MAX_DOCUMENT_BYTES,
-            });
-        }
-        let unit = |set: &ShingleSet| {
-            if with_simhash {
-                simhash::from_bag(set.as_slice(), Weighting::Unit)
-            } else {
-                0
-            }
-        };
-        let (set, simhash) = match doc {
-            Document::Text(text) if with_simhash => {
-                let bag = self.shingler.bag(text);
-                let simhash = simhash::from_bag(bag.as_slice(), Weighting::TermFrequency);
-                (bag.to_set(), simhash)
-            }
-            Document::Text(text) => (self.shingler.set(text), 0),
-            Document::Items(items) => {
-                let set = crate::shingle::item_set(items.iter(), self.shingler.config().seed);
-                let simhash = unit(&set);
-                (set, simhash)
-            }
-            Document::Shingles(hashes) => {
-                let set = ShingleSet::from_hashes(hashes.to_vec());
-                let simhash = unit(&set);
-                (set, simhash)
-            }
-        };
-        if set.is_empty() {
-            return Err(Error::EmptyDocument {
-                key: key.to_owned(),
-            });
-        }
-        Ok((set.into_vec(), simhash))
-    }
-
     /// Everything stored for `doc` under `key`.
     ///
     /// # Errors
@@ -260,11 +149,14 @@ impl Pipeline {
     /// [`Error::EmptyDocument`].
     pub fn prepare(&self, key: &str, doc: Document<'_>) -> Result<Prepared> {
         Self::check_key(key)?;
-        let (set, fingerprint) = self.shingle(key, doc, self.simhash_blocks.is_some())?;
-        let signature = self.hasher.signature(&set);
-        let mut band_keys = Vec::with_capacity(self.banding.bands());
-        self.banding.band_keys(&signature, &mut band_keys);
-        let simhash = self.simhash_blocks.map(|_| fingerprint);
+        let simhash_blocks = self.sketcher.simhash_blocks();
+        let (set, fingerprint) =
+            self.sketcher
+                .checked_shingle(key, doc, simhash_blocks.is_some())?;
+        let signature = self.sketcher.signature(&set);
+        let mut band_keys = Vec::with_capacity(self.banding().bands());
+        self.sketcher.band_keys_into(&signature, &mut band_keys);
+        let simhash = simhash_blocks.map(|_| fingerprint);
         let mut blocks = Vec::new();
         self.simhash_blocks_into(simhash, &mut blocks);
         let text = match doc {
@@ -298,22 +190,15 @@ impl Pipeline {
     /// The sketch of a query document (no key limits apply); its SimHash
     /// only when `with_simhash`.
     pub fn sketch(&self, doc: Document<'_>, with_simhash: bool) -> Result<Sketch> {
-        let (set, simhash) = self.shingle("(query)", doc, with_simhash)?;
+        let (set, simhash) = self
+            .sketcher
+            .checked_shingle("(query)", doc, with_simhash)?;
         Ok(self.sketch_of_set(ShingleSet::from_hashes(set), simhash))
     }
 
     /// The sketch of an already shingled set.
     pub fn sketch_of_set(&self, set: ShingleSet, simhash: u64) -> Sketch {
-        let set = set.into_vec();
-        let signature = self.hasher.signature(&set);
-        let mut band_keys = Vec::new();
-        self.banding.band_keys(&signature, &mut band_keys);
-        Sketch {
-            set,
-            signature,
-            band_keys,
-            simhash,
-        }
+        self.sketcher.sketch_of_set(set, simhash)
     }
 
     /// The signature record of stored document `id` with its MinHash
@@ -348,13 +233,15 @@ impl Pipeline {
     /// record holds none (format 3); leaves stored values as they are.
     pub fn complete_signature(&self, record: &mut SignatureRecord, set: &[u32]) {
         if record.values.is_empty() {
-            self.hasher.signature_into(set, &mut record.values);
+            self.sketcher
+                .hasher()
+                .signature_into(set, &mut record.values);
         }
     }
 
     /// The MinHash signature of a shingle set.
     pub fn signature_of(&self, set: &[u32]) -> Vec<u32> {
-        self.hasher.signature(set)
+        self.sketcher.signature(set)
     }
 
     /// The band keys and SimHash blocks of a complete signature record
@@ -366,20 +253,17 @@ impl Pipeline {
         band_keys: &mut Vec<u64>,
         blocks: &mut Vec<u64>,
     ) {
-        self.banding.band_keys(&record.values, band_keys);
+        self.sketcher.band_keys_into(&record.values, band_keys);
         self.simhash_blocks_into(record.simhash, blocks);
     }
 
     /// The block values of a fingerprint (nothing when the index is off).
     pub fn simhash_blocks_into(&self, simhash: Option<u64>, out: &mut Vec<u64>) {
-        out.clear();
-        if let (Some(count), Some(fp)) = (self.simhash_blocks, simhash) {
-            out.extend((0..count).filter_map(|i| simhash::block(fp, i, count).ok()));
-        }
+        self.sketcher.simhash_blocks_into(simhash, out);
     }
 
     /// The number of SimHash blocks, when the index is on.
     pub fn simhash_blocks(&self) -> Option<u32> {
-        self.simhash_blocks
+        self.sketcher.simhash_blocks()
     }
 }

@@ -3,18 +3,17 @@
 //! its band keys *and* its shingle set, and exact Jaccard over many pairs
 //! of flattened sets.
 //!
-//! As in [`crate::sketcher`], every value is the library's own: the set is
-//! [`Shingler::set`](lshdb::shingle::Shingler::set), the signature
-//! [`MinHasher::signature_into`](lshdb::sketch::minhash::MinHasher) of that
-//! set, the keys [`Banding::band_keys`](lshdb::sketch::lsh::Banding) of
-//! that signature (what the database's pipeline stores for the text), and
-//! the similarity [`jaccard`].
+//! As in [`crate::sketcher`], every value is the library's own: the set,
+//! the signature of that set and its band keys come from
+//! [`lshdb::Sketcher`] (what the database stores for the text), and the
+//! similarity from [`jaccard`].
 
 use crate::errors::{run, Fail};
 use crate::sketcher::{map, Sketcher};
 use crate::texts::TextBatch;
 use lshdb::shingle::ShingleSet;
 use lshdb::sketch::measures::jaccard;
+use lshdb::Document;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -44,16 +43,15 @@ pub fn sketch_batch<'py>(
     let (keys, offsets, values) = run(py, || {
         let texts = texts.strs()?;
         let rows = map(&texts, parallel, |text| {
-            let set = sk.shingler.set(text);
+            let set = sk.inner.shingle_set(Document::Text(text));
             let mut keys = Vec::with_capacity(bands);
             if set.is_empty() {
                 keys.resize(bands, 0);
             } else {
-                let mut signature = Vec::new();
-                sk.hasher.signature_into(set.as_slice(), &mut signature);
-                sk.banding.band_keys(&signature, &mut keys);
+                sk.inner
+                    .band_keys_into(&sk.inner.signature(&set), &mut keys);
             }
-            (keys, set.into_vec())
+            (keys, set)
         });
         let mut keys = Vec::with_capacity(rows.len() * bands);
         let mut offsets = Vec::with_capacity(rows.len() + 1);

@@ -241,7 +241,7 @@ impl Database {
 
     /// Kernels with this database's stored settings.
     fn sketcher(&self, py: Python<'_>) -> PyResult<Sketcher> {
-        self.read(py, |db| Sketcher::from_settings(db.settings().clone()))
+        self.read(py, |db| Ok(Sketcher::of_database(db)))
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {

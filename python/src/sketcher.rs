@@ -1,23 +1,18 @@
 //! `Sketcher`: the database's shingling, MinHash, banding and SimHash as
 //! batch kernels over many texts, returning NumPy arrays.
 //!
-//! The values are the library's own: the settings come from
-//! [`lshdb::Config::resolve`] (or a database's stored settings), and the
-//! work is done by [`Shingler`], [`MinHasher`] (through [`TextSigner`],
-//! documented to equal `hasher.signature(shingler.set(text))`),
-//! [`Banding::band_keys`] and [`simhash::from_bag`], exactly as the
-//! database's pipeline calls them. No value is computed here.
+//! The values are the library's own: every one comes from
+//! [`lshdb::Sketcher`], the type the database itself runs every document
+//! and query through, built from [`lshdb::Config::resolve`] or taken from a
+//! database ([`lshdb::Database::sketcher`]). No value is computed here.
 
 use crate::config::{settings_dict, ConfigArgs};
 use crate::errors::{run, Fail};
 use crate::texts::TextBatch;
-use lshdb::shingle::{ShingleSet, Shingler};
-use lshdb::sketch::lsh::Banding;
+use lshdb::shingle::ShingleSet;
 use lshdb::sketch::measures::jaccard;
-use lshdb::sketch::minhash::MinHasher;
 use lshdb::sketch::signer::TextSigner;
-use lshdb::sketch::simhash::{self, Weighting};
-use lshdb::Settings;
+use lshdb::{Document, Settings};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -31,21 +26,29 @@ type Flattened<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>);
 #[pyclass(module = "lshdb._lshdb", name = "Sketcher", frozen)]
 pub struct Sketcher {
     pub(crate) settings: Settings,
-    pub(crate) shingler: Shingler,
-    pub(crate) hasher: MinHasher,
-    pub(crate) banding: Banding,
+    pub(crate) inner: lshdb::Sketcher,
 }
 
 impl Sketcher {
-    /// The kernels of stored (or resolved) settings: the same constructors
-    /// the database's pipeline uses.
+    /// The kernels of resolved settings.
     pub fn from_settings(settings: Settings) -> Result<Self, Fail> {
         Ok(Self {
-            shingler: Shingler::new(settings.shingle.clone())?,
-            hasher: MinHasher::new(settings.minhash)?,
-            banding: settings.banding()?,
+            inner: lshdb::Sketcher::new(&settings)?,
             settings,
         })
+    }
+
+    /// A database's own sketcher, with its stored settings.
+    pub fn of_database(db: &lshdb::Database) -> Self {
+        Self {
+            settings: db.settings().clone(),
+            inner: db.sketcher().clone(),
+        }
+    }
+
+    /// The sorted distinct shingle hashes of a text.
+    pub(crate) fn set(&self, text: &str) -> Vec<u32> {
+        self.inner.shingle_set(Document::Text(text))
     }
 
     /// Runs `f` on every text, in parallel or not, into rows of `width`
@@ -59,7 +62,7 @@ impl Sketcher {
         if width == 0 {
             return out;
         }
-        let init = || TextSigner::new(&self.shingler, &self.hasher);
+        let init = || self.inner.text_signer();
         if parallel {
             out.par_chunks_mut(width)
                 .zip(texts.par_iter())
@@ -150,7 +153,7 @@ impl Sketcher {
     ) -> PyResult<Flattened<'py>> {
         let (offsets, values) = run(py, || {
             let texts = texts.strs()?;
-            let sets = map(&texts, parallel, |t| self.shingler.set(t).into_vec());
+            let sets = map(&texts, parallel, |t| self.set(t));
             let mut offsets = Vec::with_capacity(sets.len() + 1);
             offsets.push(0i64);
             let total = sets.iter().map(Vec::len).sum();
@@ -191,12 +194,11 @@ impl Sketcher {
         parallel: bool,
     ) -> PyResult<Bound<'py, PyArray2<u64>>> {
         let width = self.settings.bands;
-        let banding = self.banding;
         let flat = run(py, || {
             let texts = texts.strs()?;
             Ok(self.per_text(&texts, width, parallel, |signer, text, row| {
                 let mut keys = Vec::with_capacity(width);
-                banding.band_keys(signer.sign(text), &mut keys);
+                self.inner.band_keys_into(signer.sign(text), &mut keys);
                 row.copy_from_slice(&keys);
             }))
         })?;
@@ -215,7 +217,7 @@ impl Sketcher {
         let out = run(py, || {
             let texts = texts.strs()?;
             Ok(map(&texts, parallel, |t| {
-                simhash::from_bag(self.shingler.bag(t).as_slice(), Weighting::TermFrequency)
+                self.inner.simhash(Document::Text(t))
             }))
         })?;
         Ok(out.into_pyarray(py))
@@ -241,12 +243,7 @@ impl Sketcher {
                 )));
             }
             let pairs: Vec<(&str, &str)> = a.into_iter().zip(b).collect();
-            let f = |(x, y): &(&str, &str)| {
-                jaccard(
-                    self.shingler.set(x).as_slice(),
-                    self.shingler.set(y).as_slice(),
-                )
-            };
+            let f = |(x, y): &(&str, &str)| jaccard(&self.set(x), &self.set(y));
             Ok(if parallel {
                 pairs.par_iter().map(f).collect()
             } else {

@@ -3,17 +3,19 @@
 //! (fresh, then in runs, merged and filtered like them). This file owns
 //! what is particular to key postings: their check, and writing them from
 //! the document table — when a file of format 1 to 3 is upgraded (its
-//! `keys` table is replaced) and when re-banding rebuilds every posting.
+//! `keys` table is replaced, `db::upgrade`) and when re-banding rebuilds
+//! every posting.
 
 use super::maintain::CheckReport;
 use crate::hash::key_hash;
 use crate::store::codec;
+use crate::store::legacy;
 use crate::store::runs::RunWriter;
-use crate::store::schema::{DOCS, KEYS, KEY_BAND};
+use crate::store::schema::{DOCS, KEY_BAND};
 use crate::store::tables::{context, Index, Postings, ReadTables, Reader};
 use crate::Result;
 use rayon::prelude::*;
-use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
+use redb::{ReadableTable, WriteTransaction};
 
 /// Documents whose key postings make one run when they are written from
 /// the document table (24 MiB of postings in memory).
@@ -27,14 +29,8 @@ pub(super) fn check_document(
     report: &mut CheckReport,
 ) -> Result<()> {
     if let Some(legacy) = &tables.keys {
-        match legacy.get(key)?.map(|v| v.value()) {
-            Some(found) if found == id => {}
-            Some(other) => report.problem(format!(
-                "key `{key}` of document {id} points at document {other}"
-            )),
-            None => report.problem(format!(
-                "document {id} (key `{key}`) is missing from the key table"
-            )),
+        if let Some(problem) = legacy::check_key(legacy, key, id)? {
+            report.problem(problem);
         }
         return Ok(());
     }
@@ -62,12 +58,8 @@ pub(super) fn check_document(
 /// (when the count is off) no key posting that no document accounts for.
 pub(super) fn check_index(tables: &ReadTables, report: &mut CheckReport) -> Result<()> {
     if let Some(legacy) = &tables.keys {
-        let keys = legacy.len()?;
-        if keys != report.documents {
-            report.problem(format!(
-                "{keys} keys stored for {} documents",
-                report.documents
-            ));
+        if let Some(problem) = legacy::check_key_count(legacy, report.documents)? {
+            report.problem(problem);
         }
         return Ok(());
     }
@@ -105,17 +97,6 @@ pub(super) fn check_index(tables: &ReadTables, report: &mut CheckReport) -> Resu
         }
     }
     Ok(())
-}
-
-/// Replaces the `keys` table of a file of format 1 to 3, if it has one, by
-/// key postings written from the document table; part of the upgrade to
-/// format 4, in the upgrade's transaction.
-pub(super) fn replace_keys_table(txn: &WriteTransaction) -> Result<()> {
-    if !txn.delete_table(KEYS)? {
-        return Ok(());
-    }
-    let mut runs = RunWriter::open(txn)?;
-    write_key_postings(txn, &mut runs)
 }
 
 /// Writes the key posting of every stored document as posting runs, one

@@ -27,6 +27,7 @@ mod salvage;
 mod stats;
 mod store;
 mod unique;
+mod upgrade;
 mod writer;
 
 pub use batch::Batch;
@@ -157,6 +158,12 @@ impl Database {
     /// The stored settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// The [`crate::Sketcher`] this database shingles, signs and bands
+    /// every document and query with (clone it to sketch elsewhere).
+    pub fn sketcher(&self) -> &crate::Sketcher {
+        self.pipeline.sketcher()
     }
 
     /// The file's path; `<backend>` for a database on a storage backend

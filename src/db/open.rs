@@ -323,7 +323,7 @@ impl Builder {
     fn attach(&self, store: Store, path: &Path) -> Result<Database> {
         let (settings, version) = read_settings(path, &store)?;
         if !store.is_read_only() && version < FORMAT_VERSION {
-            upgrade(store.writable()?)?;
+            super::upgrade::upgrade(store.writable()?)?;
         }
         if let Some(expected) = &self.expect {
             if let Some((field, stored, given)) = settings.first_difference(&expected.resolve()?) {
@@ -398,21 +398,6 @@ fn resolve(config: &Config) -> Result<(Settings, Pipeline)> {
     let settings = config.resolve()?;
     let pipeline = Pipeline::new(&settings)?;
     Ok((settings, pipeline))
-}
-
-/// Marks a file of an older format as the current one, in one commit,
-/// before anything of the new format is written to it, and replaces its
-/// `keys` table by key postings (format 4).
-fn upgrade(db: &redb::Database) -> Result<()> {
-    let txn = db.begin_write()?;
-    {
-        let mut meta_table = txn.open_table(META)?;
-        meta_table.insert(meta_keys::FORMAT, meta::format_record().as_slice())?;
-        WriteTables::open(&txn)?; // creates the new tables
-    }
-    super::keys::replace_keys_table(&txn)?;
-    txn.commit()?;
-    Ok(())
 }
 
 /// The stored settings and the file's format version.

@@ -2,9 +2,9 @@
 //! counter.
 
 use crate::config::Settings;
-use crate::sketch::ensemble::Ensemble;
 use crate::store::codec::{frame, unframe, Tag};
 use crate::store::schema::{meta_keys, FORMAT_MAGIC, FORMAT_VERSION};
+use crate::store::settings_record;
 use crate::{Error, Result};
 use redb::{ReadableTable, Table};
 
@@ -22,39 +22,25 @@ pub fn parse_format(value: &[u8]) -> Option<u32> {
     Some(u32::from_le_bytes(version.try_into().ok()?))
 }
 
-/// The settings record: postcard-encoded [`Settings`] in a `Tag::Config`
-/// frame, followed — only when the containment index is on — by the
-/// postcard encoding of its [`Ensemble`] shape. A file without that index
-/// has exactly the record of earlier builds; a build that does not know
-/// the index refuses a file with it (trailing bytes), instead of writing to
-/// it without maintaining the index.
+/// The settings record: its payload ([`settings_record`], encoded field by
+/// field apart from the public config types) in a `Tag::Config` frame. The
+/// containment index's shape is appended only when that index is on, so a
+/// file without it has exactly the record of earlier builds; a build that
+/// does not know the index refuses a file with it (trailing bytes), instead
+/// of writing to it without maintaining the index.
+///
+/// # Errors
+/// None today; kept fallible for layouts that may refuse settings.
 pub fn encode_settings(settings: &Settings) -> Result<Vec<u8>> {
-    let cannot = |e: postcard::Error| Error::invalid("settings", format!("cannot be encoded: {e}"));
-    let mut payload = postcard::to_allocvec(settings).map_err(cannot)?;
-    if let Some(ensemble) = &settings.containment {
-        payload.extend(postcard::to_allocvec(ensemble).map_err(cannot)?);
-    }
-    Ok(frame(Tag::Config, &payload))
+    Ok(frame(Tag::Config, &settings_record::encode(settings)))
 }
 
 /// Decodes a settings record.
+///
+/// # Errors
+/// [`Error::Corrupted`] for a damaged frame or payload.
 pub fn decode_settings(bytes: &[u8]) -> Result<Settings> {
-    let payload = unframe(Tag::Config, bytes)?;
-    let (mut settings, mut rest) = postcard::take_from_bytes::<Settings>(payload)
-        .map_err(|e| Error::corrupted(format!("settings record: {e}")))?;
-    if !rest.is_empty() {
-        let (ensemble, after) = postcard::take_from_bytes::<Ensemble>(rest)
-            .map_err(|e| Error::corrupted(format!("settings record: containment index: {e}")))?;
-        let ensemble = ensemble
-            .validate(settings.minhash.num_perm)
-            .map_err(|e| Error::corrupted(format!("settings record: containment index: {e}")))?;
-        settings.containment = Some(ensemble);
-        rest = after;
-    }
-    if !rest.is_empty() {
-        return Err(Error::corrupted("settings record: trailing bytes"));
-    }
-    Ok(settings)
+    settings_record::decode(unframe(Tag::Config, bytes)?)
 }
 
 /// Reads a u64 counter from meta (0 when absent).

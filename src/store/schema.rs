@@ -45,12 +45,8 @@ pub const FORMAT_MAGIC: &[u8; 8] = b"lshdb\0\0\0";
 pub const REDB_MAGIC: &[u8; 9] = b"redb\x1a\x0a\xa9\x0d\x0a";
 
 /// Metadata: `format` (magic + version), `settings` (a `Tag::Config` record
-/// holding postcard-encoded [`crate::Settings`]), `next_id` (u64 LE).
+/// holding the settings, `store::settings_record`), `next_id` (u64 LE).
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-
-/// External key → internal document id; files of formats 1 to 3 only
-/// (format 4 indexes keys by [`KEY_BAND`] postings).
-pub const KEYS: TableDefinition<&str, u64> = TableDefinition::new("keys");
 
 /// Document id → `Tag::Doc` record (external key, optional raw text).
 pub const DOCS: TableDefinition<u64, &[u8]> = TableDefinition::new("docs");

@@ -8,9 +8,10 @@
 
 use crate::hash::key_hash;
 use crate::store::codec::{self, DocRecord, SignatureRecord};
-pub use crate::store::keys::{key_posting, LegacyKeys};
+pub use crate::store::keys::key_posting;
+pub use crate::store::legacy::LegacyKeys;
 use crate::store::runs::{Merged, ReadRuns, RunTables, RunWriter, RunsView, FRESH_MAX};
-use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEYS, KEY_BAND, SETS, SIGS};
+use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEY_BAND, SETS, SIGS};
 use crate::{Error, Result};
 use redb::{
     ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata, Table, WriteTransaction,
@@ -66,13 +67,8 @@ pub type WriteTables<'t> = Tables<
 impl ReadTables {
     /// Opens every table in a read transaction.
     pub fn open(txn: &ReadTransaction) -> Result<Self> {
-        let keys = match txn.open_table(KEYS) {
-            Ok(table) => Some(table),
-            Err(redb::TableError::TableDoesNotExist(_)) => None,
-            Err(err) => return Err(err.into()),
-        };
         Ok(Tables {
-            keys,
+            keys: crate::store::legacy::open_keys_table(txn)?,
             docs: txn.open_table(DOCS)?,
             sets: txn.open_table(SETS)?,
             sigs: txn.open_table(SIGS)?,

@@ -1,0 +1,101 @@
+//! The settings record's bytes, pinned for settings that exercise every
+//! field: stop words, word shingles, the permutation scheme, multi-byte
+//! varints, SimHash, stored text and the containment index. The bytes were
+//! produced by the postcard encoding of `Settings` that wrote every file up
+//! to format 4; the record's own encoder and decoder must keep them.
+
+use lshdb::shingle::{ShingleConfig, ShingleKind, Whitespace};
+use lshdb::sketch::minhash::{MinHashConfig, Scheme};
+use lshdb::store::codec::{frame, unframe, Tag};
+use lshdb::store::meta::{decode_settings, encode_settings};
+use lshdb::{Config, Error, Settings};
+
+fn cases() -> Vec<Settings> {
+    let mut words = Config::jaccard(0.55).simhash(7).store_text(true);
+    words.shingle = ShingleConfig {
+        kind: ShingleKind::StopWords(3),
+        whitespace: Whitespace::Collapse,
+        seed: 300_000,
+        stop_words: Some(vec!["the".into(), "ünd".into(), "a".into()]),
+    };
+    words.minhash = MinHashConfig {
+        scheme: Scheme::Permutations,
+        num_perm: 200,
+        seed: u64::MAX,
+    };
+    let mut chars = Config::jaccard(0.9).containment(true).bands(16, 8);
+    chars.shingle.kind = ShingleKind::Words(2);
+    let mut removed = Config::jaccard(0.7).simhash(0);
+    removed.shingle.whitespace = Whitespace::Remove;
+    removed.shingle.kind = ShingleKind::Chars(64);
+    vec![
+        Config::jaccard(0.5).resolve().unwrap(),
+        words.resolve().unwrap(),
+        chars.resolve().unwrap(),
+        removed.resolve().unwrap(),
+    ]
+}
+
+/// What the postcard encoding of `Settings` wrote for [`cases`].
+const GOLDEN: [&[u8]; 4] = [
+    &[
+        1, 183, 1, 208, 169, 0, 5, 0, 0, 0, 1, 128, 1, 177, 196, 145, 195, 182, 142, 27, 0, 0, 0,
+        0, 0, 0, 224, 63, 26, 3, 0, 0,
+    ],
+    &[
+        1, 162, 62, 140, 13, 2, 3, 0, 224, 167, 18, 1, 3, 3, 116, 104, 101, 4, 195, 188, 110, 100,
+        1, 97, 0, 200, 1, 255, 255, 255, 255, 255, 255, 255, 255, 255, 1, 154, 153, 153, 153, 153,
+        153, 225, 63, 35, 4, 1, 8, 1,
+    ],
+    &[
+        1, 229, 62, 188, 127, 1, 2, 0, 0, 0, 1, 128, 1, 177, 196, 145, 195, 182, 142, 27, 205, 204,
+        204, 204, 204, 204, 236, 63, 16, 8, 0, 0, 32, 4, 2,
+    ],
+    &[
+        1, 191, 216, 70, 55, 0, 64, 1, 0, 0, 1, 128, 1, 177, 196, 145, 195, 182, 142, 27, 102, 102,
+        102, 102, 102, 102, 230, 63, 21, 6, 1, 1, 0,
+    ],
+];
+
+#[test]
+fn settings_encode_to_the_pinned_bytes_and_back() {
+    for (settings, golden) in cases().iter().zip(GOLDEN) {
+        assert_eq!(encode_settings(settings).unwrap(), golden, "{settings:?}");
+        assert_eq!(&decode_settings(golden).unwrap(), settings);
+    }
+}
+
+/// The payload of golden record `i` with `edit` applied, framed again (so
+/// the CRC passes and the decoder itself must notice).
+fn edited(i: usize, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut payload = unframe(Tag::Config, GOLDEN[i]).unwrap().to_vec();
+    edit(&mut payload);
+    frame(Tag::Config, &payload)
+}
+
+#[test]
+fn damaged_settings_records_are_refused() {
+    let damaged = [
+        edited(0, |p| p.truncate(p.len() - 1)),    // cut short
+        edited(0, |p| p.push(0)),                  // a containment shape cut short
+        edited(2, |p| p.push(0)),                  // trailing bytes
+        edited(0, |p| *p.last_mut().unwrap() = 2), // store_text neither 0 nor 1
+        edited(0, |p| p[0] = 3),                   // no such shingle kind
+        edited(0, |p| p[2] = 2),                   // no such white-space rule
+        edited(0, |p| p[4] = 2),                   // stop words: no such option tag
+        edited(1, |p| p[11] = 0xff),               // stop word not UTF-8
+        edited(0, |p| p[5] = 2),                   // no such scheme
+        edited(2, |p| *p.last_mut().unwrap() = 0), // containment: 0 classes per octave
+        edited(0, |p| {
+            p.splice(
+                1..2,
+                [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f],
+            )
+            .for_each(drop)
+        }), // k overflows
+    ];
+    for (i, bytes) in damaged.iter().enumerate() {
+        let err = decode_settings(bytes).unwrap_err();
+        assert!(matches!(err, Error::Corrupted { .. }), "case {i}: {err:?}");
+    }
+}
