@@ -5,7 +5,6 @@
 //! loading (`cli_add.rs`), `scan` (`cli_scan.rs`), the whole-database
 //! commands and pipes (`cli_admin.rs`), and exit codes and help texts
 //! (`cli_usage.rs`).
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -3,7 +3,6 @@
 //! committing what came before), files are added by path, `--unique`
 //! keeps near-duplicates out, and Ctrl-C stops `add` and `import` after a
 //! commit with exit code 130.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -3,7 +3,6 @@
 //! `check` on a healthy and on a damaged file (exit code 3), `compact`,
 //! `rebuild`, `export`/`import` round trips, and output that ends quietly
 //! when the reading end of a pipe closes early.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

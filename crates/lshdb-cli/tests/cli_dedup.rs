@@ -1,7 +1,6 @@
 //! `lshdb dedup`: records in, kept records out, for JSON Lines (plain,
 //! gzip, zstd), CSV and Parquet; the truth is computed here by exact
 //! Jaccard over every earlier record.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -2,7 +2,6 @@
 //! dictionary-encoded (pandas `category`) Parquet text column, and empty,
 //! null and unreadable records of CSV and Parquet kept or rejected as JSON
 //! Lines' are.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

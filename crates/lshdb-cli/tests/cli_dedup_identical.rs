@@ -2,7 +2,6 @@
 //! identical texts are collapsed before grouping, so 20,000 copies of one
 //! text take seconds (not a quadratic number of pairs), with the decisions
 //! of grouping every record.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -2,7 +2,6 @@
 //! or rejected, empty texts are kept), mistakes fail (wrong field names,
 //! rejected records without `--rejected`, outputs that are one file), and
 //! outputs are compressed by their names.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

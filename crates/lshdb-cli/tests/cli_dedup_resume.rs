@@ -2,7 +2,7 @@
 //! failed, then run again, writes exactly the outputs of an uninterrupted
 //! day-2 run — records stored by day 1 stay day 1's, and the unfinished
 //! run's are not taken for kept.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod cli_support;
 

@@ -3,7 +3,6 @@
 //! errors name the path and the operation, hints are commands that work
 //! when pasted, long keys are shortened, settings print as typed, and
 //! `stats` and `check` count postings alike.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

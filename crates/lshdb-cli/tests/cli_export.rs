@@ -3,7 +3,6 @@
 //! it reads, never leaves a partial output file, carries the settings its
 //! shingle sets were made with (which `import` checks), and `--salvage`
 //! gets every readable document out of a damaged file.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -2,7 +2,7 @@
 //! still ends promptly on the first Ctrl-C, with exit code 130 and a line
 //! saying what is committed (which is what the file holds), and a second
 //! Ctrl-C ends it at once.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod cli_support;
 

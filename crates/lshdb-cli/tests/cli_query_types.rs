@@ -1,6 +1,5 @@
 //! `query --top K`, `query --threshold 1`, `query --simhash D`, the
 //! script-friendly text output, and `--json` on every command that writes.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -2,7 +2,6 @@
 //! file, a second run picks up exactly the added, changed and deleted ones;
 //! binary, empty and hidden files are skipped, and the database (default
 //! `DIR/.lshdb`) never indexes itself.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -1,7 +1,6 @@
 //! End-to-end tests of how `lshdb` talks to its caller: exit codes (0 ok,
 //! 1 error with one `lshdb: ` line on stderr, 2 usage), every subcommand's
 //! help with an example, and the output of `tune` and `inspect`.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

@@ -1,7 +1,6 @@
 //! Reading what users have: folders walked with ripgrep's rules (`scan`,
 //! `add DIR`), gzip and zstd inputs found by their magic bytes and bounded
 //! after decompression, and plain text on standard input (`add -`).
-#![cfg(feature = "cli")]
 
 mod cli_support;
 
