@@ -3,6 +3,7 @@
 
 use crate::args::{open_read_only, open_waiting, parse_shingle, parse_threshold, Wait};
 use crate::output::{json, line};
+use crate::support::context::Context;
 use crate::{CmdResult, Outcome};
 use lshdb::shingle::ShingleKind;
 use lshdb::{Config, Database};
@@ -130,8 +131,8 @@ pub struct StatsArgs {
     json: bool,
 }
 
-pub fn stats(args: &StatsArgs) -> CmdResult {
-    let db = open_read_only(&args.file)?;
+pub fn stats(args: &StatsArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
     let stats = if args.deep {
         db.stats_deep()?
     } else {
@@ -282,10 +283,10 @@ pub struct CheckArgs {
     wait: Wait,
 }
 
-pub fn check(args: &CheckArgs) -> CmdResult {
+pub fn check(args: &CheckArgs, ctx: &Context) -> CmdResult {
     let bar = crate::output::spinner("checking");
     let checked = if args.pages {
-        open_waiting(&args.file, &args.wait).and_then(|mut db| {
+        open_waiting(&args.file, &args.wait, ctx).and_then(|mut db| {
             let report = db.check_pages().map_err(|err| unsaved(&args.file, err))?;
             // The repair is saved as the file closes: a failure there (a full
             // disk) is this command's failure, before any verdict is printed.
@@ -293,7 +294,7 @@ pub fn check(args: &CheckArgs) -> CmdResult {
             Ok(report)
         })
     } else {
-        open_read_only(&args.file).and_then(|db| Ok(db.check()?))
+        open_read_only(&args.file, ctx).and_then(|db| Ok(db.check()?))
     };
     // A file too damaged to open (a cut one) is damage found, not a failure.
     let report = checked.map_err(|err| match err {
@@ -354,8 +355,8 @@ pub struct CompactArgs {
     wait: Wait,
 }
 
-pub fn compact(args: &CompactArgs) -> CmdResult {
-    let mut db = open_waiting(&args.file, &args.wait)?;
+pub fn compact(args: &CompactArgs, ctx: &Context) -> CmdResult {
+    let mut db = open_waiting(&args.file, &args.wait, ctx)?;
     let size = || {
         std::fs::metadata(&args.file)
             .map(|m| m.len())
@@ -411,8 +412,8 @@ pub struct RebuildArgs {
     wait: Wait,
 }
 
-pub fn rebuild(args: &RebuildArgs) -> CmdResult {
-    let mut db = open_waiting(&args.file, &args.wait)?;
+pub fn rebuild(args: &RebuildArgs, ctx: &Context) -> CmdResult {
+    let mut db = open_waiting(&args.file, &args.wait, ctx)?;
     if let Some(threshold) = args.threshold {
         let bar = crate::output::spinner("rebanding");
         db.reband(threshold, args.bands.zip(args.rows))?;

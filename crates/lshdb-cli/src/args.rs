@@ -1,6 +1,7 @@
 //! Argument types and helpers shared by several commands.
 
 use crate::input::{open_input, JsonLines};
+use crate::support::context::Context;
 use crate::CliError;
 use lshdb::shingle::ShingleKind;
 use lshdb::Database;
@@ -46,12 +47,12 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 
 /// Opens an existing database for writing; while another process writes
 /// it, waits up to `wait` (the `--wait SECONDS` of write commands).
-pub fn open_waiting(path: &Path, wait: &Wait) -> Result<Database, CliError> {
+pub fn open_waiting(path: &Path, wait: &Wait, ctx: &Context) -> Result<Database, CliError> {
     let mut builder = Database::builder();
     if let Some(seconds) = wait.wait {
         builder = builder.wait(Duration::from_secs_f64(seconds));
     }
-    open_with(path, builder).map_err(|err| match err {
+    open_with(path, builder, ctx).map_err(|err| match err {
         CliError::Lib(lshdb::Error::AlreadyOpen { path, .. }) => already_open(&path, wait.wait),
         other => other,
     })
@@ -78,15 +79,15 @@ fn already_open(path: &Path, waited: Option<f64>) -> CliError {
 /// Opens an existing database read-only: the file's bytes never change,
 /// a file the user may only read works, and another process may be
 /// writing it meanwhile (every command that only reads opens this way).
-pub fn open_read_only(path: &Path) -> Result<Database, CliError> {
-    open_with(path, Database::builder().read_only(true))
+pub fn open_read_only(path: &Path, ctx: &Context) -> Result<Database, CliError> {
+    open_with(path, Database::builder().read_only(true), ctx)
 }
 
-fn open_with(path: &Path, builder: lshdb::Builder) -> Result<Database, CliError> {
+fn open_with(path: &Path, builder: lshdb::Builder, ctx: &Context) -> Result<Database, CliError> {
     if !path.exists() {
         return crate::fail(format!("{} does not exist; check the path", path.display()));
     }
-    let _ = OPENED.set(path.to_owned());
+    ctx.opened(path);
     let db = builder.open(path).map_err(|err| match err {
         lshdb::Error::NeedsRepair { .. } => CliError::Message(format!(
             "{err}: `lshdb check --pages {}`",
@@ -118,9 +119,6 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
         )),
     }
 }
-
-/// The database file the command opened, for hints in error messages.
-pub static OPENED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// The JSON fields a JSON Lines input is read with (`add`, `query`).
 #[derive(clap::Args)]

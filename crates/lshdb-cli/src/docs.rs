@@ -1,19 +1,20 @@
 //! Single documents and whole-database transfer: `get`, `remove`, `export`,
 //! `import`.
 
-use crate::add::{catch_interrupt, good_records, interrupted, load, report, Skips};
 use crate::args::{open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
+use crate::interrupt::{catch_interrupt, interrupted};
 use crate::output::{escaped, json, line, short};
+use crate::support::context::Context;
+use crate::support::load::{good_records, load, report, Skips};
+use crate::support::outfile::{same_file, Output};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::shingle::{ShingleKind, Whitespace};
 use lshdb::{DocumentBuf, Settings};
 use serde_json::json;
 use std::cell::RefCell;
 use std::io::{BufRead, BufWriter, Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
 
 /// Show a stored document.
 #[derive(clap::Args)]
@@ -28,8 +29,8 @@ pub struct GetArgs {
     json: bool,
 }
 
-pub fn get(args: &GetArgs) -> CmdResult {
-    let db = open_read_only(&args.file)?;
+pub fn get(args: &GetArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
     let Some(doc) = db.get(&args.key)? else {
         return fail(format!("no document with key `{}`", short(&args.key)));
     };
@@ -72,8 +73,8 @@ pub struct RemoveArgs {
     wait: Wait,
 }
 
-pub fn remove(args: &RemoveArgs) -> CmdResult {
-    let db = open_waiting(&args.file, &args.wait)?;
+pub fn remove(args: &RemoveArgs, ctx: &Context) -> CmdResult {
+    let db = open_waiting(&args.file, &args.wait, ctx)?;
     let mut batch = db.batch()?;
     let mut missing = Vec::new();
     for key in &args.keys {
@@ -155,26 +156,6 @@ fn export_header(settings: &Settings) -> serde_json::Value {
     })
 }
 
-/// Whether two paths name one existing file: the same path, a symbolic
-/// link to it or a hard link (same device and inode).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
-        return false;
-    };
-    a.dev() == b.dev() && a.ino() == b.ino()
-}
-
-/// An I/O error without the temporary file's path that the `tempfile`
-/// crate adds to it (`… at path "/dir/.tmpXYZ"`): its cause alone.
-pub fn io_cause(err: &std::io::Error) -> String {
-    let text = err.to_string();
-    match text.rfind(" at path \"") {
-        Some(at) if err.raw_os_error().is_none() => text[..at].to_owned(),
-        _ => text,
-    }
-}
-
 /// Refuses an output path that is the database file itself, under any
 /// name (see [`same_file`]).
 fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
@@ -188,129 +169,18 @@ fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// An output file being written: a temporary file in the target's folder,
-/// renamed over the target only by [`Output::finish`]. Dropped unfinished,
-/// it is deleted and the target is untouched. An existing target that is
-/// not a regular file (`/dev/stdout`, a FIFO) is written directly: there
-/// is nothing there to truncate or to replace.
-pub struct Output {
-    writer: BufWriter<Sink>,
-    target: PathBuf,
-}
-
-impl Write for Output {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.writer.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.writer.flush()
-    }
-}
-
-enum Sink {
-    Temp(NamedTempFile),
-    Direct(std::fs::File),
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sink::Temp(file) => file.write(buf),
-            Sink::Direct(file) => file.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Sink::Temp(file) => file.flush(),
-            Sink::Direct(file) => file.flush(),
-        }
-    }
-}
-
-impl Output {
-    pub fn create(out: &Path) -> Result<Self, CliError> {
-        if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
-            let file = std::fs::OpenOptions::new().write(true).open(out)?;
-            return Ok(Self {
-                writer: BufWriter::new(Sink::Direct(file)),
-                target: out.to_path_buf(),
-            });
-        }
-        // Write through a symbolic link, as opening the path would.
-        let is_link = std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink());
-        let target = match is_link {
-            true => std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf()),
-            false => out.to_path_buf(),
-        };
-        let folder = match target.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        // As `File::create` would: 0666 less the umask, or the mode of the
-        // file it replaces.
-        let permissions = match std::fs::metadata(&target) {
-            Ok(meta) => meta.permissions(),
-            Err(_) => std::fs::Permissions::from_mode(0o666),
-        };
-        builder.permissions(permissions);
-        let temp = builder.tempfile_in(folder).map_err(|e| {
-            // A missing or unwritable folder is the usual cause: name the
-            // output, with the folder's own error when it has one.
-            let cause = std::fs::metadata(folder).err().unwrap_or(e);
-            CliError::Message(format!("cannot create {}: {cause}", out.display()))
-        })?;
-        Ok(Self {
-            writer: BufWriter::new(Sink::Temp(temp)),
-            target,
-        })
-    }
-
-    /// Flushes, syncs and renames the file into place.
-    /// Errors name the target, never the temporary file.
-    pub fn finish(self) -> Result<(), CliError> {
-        let target = self.target.clone();
-        let named = |e: std::io::Error| {
-            CliError::Message(format!(
-                "cannot write {}: {}",
-                target.display(),
-                io_cause(&e)
-            ))
-        };
-        let temp = match self
-            .writer
-            .into_inner()
-            .map_err(|e| named(e.into_error()))?
-        {
-            Sink::Temp(temp) => temp,
-            Sink::Direct(_) => return Ok(()),
-        };
-        temp.as_file().sync_all().map_err(named)?;
-        temp.persist(&self.target).map_err(|e| named(e.error))?;
-        if let Some(folder) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            // Make the rename durable; not every file system can sync a folder.
-            if let Ok(dir) = std::fs::File::open(folder) {
-                let _ = dir.sync_all();
-            }
-        }
-        Ok(())
-    }
-}
-
-pub fn export(args: &ExportArgs) -> CmdResult {
+pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
     // Before opening: even a clean open and close rewrites the file's header.
     if let Some(path) = &args.out {
         refuse_database_as_output(&args.file, path)?;
     }
-    let db = open_read_only(&args.file)?;
+    let db = open_read_only(&args.file, ctx)?;
     let mut file = None;
     let mut stdout = None;
     let out: &mut dyn Write = match &args.out {
         Some(path) => {
             catch_interrupt();
-            &mut file.insert(Output::create(path)?).writer
+            file.insert(Output::create(path)?)
         }
         None => stdout.insert(BufWriter::new(std::io::stdout().lock())),
     };
@@ -370,7 +240,7 @@ pub fn export(args: &ExportArgs) -> CmdResult {
     }
     if let Some(output) = file {
         if interrupted() {
-            let target = output.target.display().to_string();
+            let target = output.target().display().to_string();
             drop(output);
             return fail(format!("interrupted: {target} was not written"));
         }
@@ -504,8 +374,8 @@ fn open_import(path: &str) -> Result<Opened, CliError> {
     split_header(input)
 }
 
-pub fn import(args: &ImportArgs) -> CmdResult {
-    crate::add::JSON_SUMMARY.store(args.json, std::sync::atomic::Ordering::Relaxed);
+pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
+    ctx.set_json(args.json);
     let path = args.input.as_deref().unwrap_or("-");
     // A named input is opened (and its first line read) before the
     // database: opening a FIFO waits for its writer, and Ctrl-C must end
@@ -516,7 +386,7 @@ pub fn import(args: &ImportArgs) -> CmdResult {
         "-" => None,
         _ => Some(open_import(path)?),
     };
-    let db = open_waiting(&args.file, &args.wait)?;
+    let db = open_waiting(&args.file, &args.wait, ctx)?;
     catch_interrupt();
     let (header, input) = match named {
         Some(opened) => opened,
@@ -544,7 +414,7 @@ pub fn import(args: &ImportArgs) -> CmdResult {
         input: path.to_owned(),
         ..Skips::default()
     });
-    let summary = load(&db, good_records(checked, &skips, false), args.batch)?;
+    let summary = load(&db, good_records(checked, &skips, false), args.batch, ctx)?;
     let mut skips = skips.into_inner();
     if let Some(fatal) = fatal.into_inner() {
         skips.fatal = Some(fatal);

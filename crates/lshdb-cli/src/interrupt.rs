@@ -33,8 +33,9 @@
 //! - The second Ctrl-C exits with 130 at once, whatever is going on. If a
 //!   database was open for writing, the message says how to repair it.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The exit code of an interrupted command (128 + SIGINT, as shells do).
@@ -56,9 +57,11 @@ static NOTICED: AtomicBool = AtomicBool::new(false);
 /// exit it did not see coming.
 static PROGRESS: Mutex<Option<String>> = Mutex::new(None);
 
-/// Installs the handler; call once, first thing.
-pub fn install() {
-    let _ = ctrlc::set_handler(on_signal);
+/// Installs the handler; call once, first thing. `opened` is the
+/// database file the command opens (the run's context), named in the
+/// message of a second Ctrl-C.
+pub fn install(opened: Arc<OnceLock<PathBuf>>) {
+    let _ = ctrlc::set_handler(move || on_signal(opened.get().map(PathBuf::as_path)));
 }
 
 /// Declares that the running command checks [`interrupted`] in its loops,
@@ -163,11 +166,11 @@ fn exit_message() -> String {
     }
 }
 
-fn on_signal() {
+fn on_signal(opened: Option<&Path>) {
     let presses = PRESSES.fetch_add(1, Ordering::SeqCst) + 1;
     let writing = WRITING.load(Ordering::SeqCst);
     if presses > 1 {
-        match (writing, crate::args::OPENED.get()) {
+        match (writing, opened) {
             (true, Some(path)) => eprintln!(
                 "lshdb: interrupted again: stopping now; committed data is safe, but the \
                  database was not closed: the next command that may write it repairs it, \

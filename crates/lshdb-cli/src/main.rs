@@ -20,12 +20,14 @@ mod pairs;
 mod query;
 mod records;
 mod scan;
+mod support;
 mod tune;
 mod walk;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
+use support::context::Context;
 
 /// lshdb: a persistent, embedded near-duplicate (similarity) database.
 ///
@@ -104,14 +106,31 @@ impl From<std::io::Error> for CliError {
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.render(None, f)
+    }
+}
+
+/// A [`CliError`] with the hints only the run's [`Context`] knows (the
+/// database file to check).
+pub struct InContext<'a>(pub &'a CliError, pub &'a Context);
+
+impl std::fmt::Display for InContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.render(self.1.opened_file(), f)
+    }
+}
+
+impl CliError {
+    /// The sentence; `opened` is the database file the command opened.
+    fn render(&self, opened: Option<&Path>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CliError::Lib(err) => lib_error(err, f),
+            CliError::Lib(err) => lib_error(err, opened, f),
             // `check` itself: no hint to run it.
             CliError::Damaged(lshdb::Error::Corrupted(what)) => write!(
                 f,
                 "the database is damaged: {what}; restore it from a backup or export"
             ),
-            CliError::Damaged(err) => lib_error(err, f),
+            CliError::Damaged(err) => lib_error(err, opened, f),
             CliError::Message(msg) | CliError::Interrupted(msg) => write!(f, "{msg}"),
         }
     }
@@ -119,7 +138,11 @@ impl std::fmt::Display for CliError {
 
 /// A library error in the CLI's words: keys shortened, and hints as
 /// commands with the file name, ready to paste.
-fn lib_error(err: &lshdb::Error, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+fn lib_error(
+    err: &lshdb::Error,
+    opened: Option<&Path>,
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
     use crate::output::{shell_arg, short};
     match err {
         lshdb::Error::NotFound(key) => write!(f, "no document with key `{}`", short(key)),
@@ -133,7 +156,7 @@ fn lib_error(err: &lshdb::Error, f: &mut std::fmt::Formatter<'_>) -> std::fmt::R
             "document `{}` has {len} bytes, above the limit of {max}; split it or index a part of it",
             short(key)
         ),
-        lshdb::Error::Corrupted(what) => match args::OPENED.get() {
+        lshdb::Error::Corrupted(what) => match opened {
             Some(path) => write!(
                 f,
                 "the database is damaged: {what}; run `lshdb check {}` and restore from a backup or export",
@@ -169,13 +192,16 @@ pub fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 }
 
 fn main() -> ExitCode {
-    interrupt::install();
+    let ctx = Context::default();
+    interrupt::install(ctx.opened_shared());
     // No panic text on standard error: the library turns a panic of the
     // storage engine on a damaged page into an error (its message carries
     // the panic's), and a panic of lshdb's own code becomes one line below.
     std::panic::set_hook(Box::new(|_| {}));
     let cli = Cli::parse();
-    let result = std::panic::catch_unwind(|| run(cli.command)).unwrap_or_else(|payload| {
+    // The context is only read after a panic, for the error's hint.
+    let run = std::panic::AssertUnwindSafe(|| run(cli.command, &ctx));
+    let result = std::panic::catch_unwind(run).unwrap_or_else(|payload| {
         let message = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -190,7 +216,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Damaged) => ExitCode::from(3),
         Ok(Outcome::Empty) => ExitCode::from(1),
         Err(err) => {
-            eprintln!("lshdb: {err}");
+            eprintln!("lshdb: {}", InContext(&err, &ctx));
             match err {
                 CliError::Interrupted(_) => ExitCode::from(interrupt::EXIT_CODE),
                 CliError::Damaged(_) => ExitCode::from(3),
@@ -200,23 +226,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(command: Command) -> CmdResult {
+fn run(command: Command, ctx: &Context) -> CmdResult {
     match command {
-        Command::Scan(args) => scan::run(&args),
-        Command::Dedup(args) => dedup::run(&args),
+        Command::Scan(args) => scan::run(&args, ctx),
+        Command::Dedup(args) => dedup::run(&args, ctx),
         Command::Create(args) => admin::create(&args),
-        Command::Add(args) => add::run(&args),
-        Command::Query(args) => query::run(&args),
-        Command::Pairs(args) => pairs::pairs(&args),
-        Command::Groups(args) => pairs::groups(&args),
-        Command::Get(args) => docs::get(&args),
-        Command::Remove(args) => docs::remove(&args),
-        Command::Stats(args) => admin::stats(&args),
-        Command::Check(args) => admin::check(&args),
-        Command::Compact(args) => admin::compact(&args),
-        Command::Rebuild(args) => admin::rebuild(&args),
-        Command::Export(args) => docs::export(&args),
-        Command::Import(args) => docs::import(&args),
+        Command::Add(args) => add::run(&args, ctx),
+        Command::Query(args) => query::run(&args, ctx),
+        Command::Pairs(args) => pairs::pairs(&args, ctx),
+        Command::Groups(args) => pairs::groups(&args, ctx),
+        Command::Get(args) => docs::get(&args, ctx),
+        Command::Remove(args) => docs::remove(&args, ctx),
+        Command::Stats(args) => admin::stats(&args, ctx),
+        Command::Check(args) => admin::check(&args, ctx),
+        Command::Compact(args) => admin::compact(&args, ctx),
+        Command::Rebuild(args) => admin::rebuild(&args, ctx),
+        Command::Export(args) => docs::export(&args, ctx),
+        Command::Import(args) => docs::import(&args, ctx),
         Command::Tune(args) => tune::run(&args)
             .map(|()| Outcome::Ok)
             .map_err(CliError::from),

@@ -3,8 +3,9 @@
 
 use crate::args::{open_read_only, parse_threshold};
 use crate::output::{escaped, json, line, progress, similarity, spinner};
+use crate::support::context::Context;
+use crate::support::groups::{note_threshold, print_groups};
 use crate::{CliError, CmdResult, Outcome};
-use lshdb::{Database, Groups};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -28,8 +29,8 @@ pub struct PairsArgs {
     exact: bool,
 }
 
-pub fn pairs(args: &PairsArgs) -> CmdResult {
-    let db = open_read_only(&args.file)?;
+pub fn pairs(args: &PairsArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
     crate::interrupt::catch_interrupt();
     let bar = progress(None, "pairs");
@@ -80,8 +81,8 @@ pub struct GroupsArgs {
     json: bool,
 }
 
-pub fn groups(args: &GroupsArgs) -> CmdResult {
-    let db = open_read_only(&args.file)?;
+pub fn groups(args: &GroupsArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
     note_threshold(&db, threshold);
     let bar = spinner("grouping");
@@ -89,50 +90,4 @@ pub fn groups(args: &GroupsArgs) -> CmdResult {
     bar.finish_and_clear();
     print_groups(&groups, threshold, args.json);
     Ok(Outcome::Ok)
-}
-
-/// Prints groups as text or JSON lines (shared with `scan`).
-pub fn print_groups(groups: &Groups, threshold: f64, as_json: bool) {
-    if as_json {
-        for (i, members) in groups.groups.iter().enumerate() {
-            json(&group_json(i, members));
-        }
-        return;
-    }
-    line(format_args!(
-        "{} near-duplicate group(s) at similarity ≥ {threshold} ({} verified pairs)",
-        groups.groups.len(),
-        groups.pairs
-    ));
-    for (i, members) in groups.groups.iter().enumerate() {
-        line("");
-        line(format_args!(
-            "group {} ({} documents)",
-            i + 1,
-            members.len()
-        ));
-        for (key, best) in members {
-            line(format_args!("  {}\t{}", similarity(*best), escaped(key)));
-        }
-    }
-}
-
-/// One group as JSON.
-pub fn group_json(index: usize, members: &[(String, f64)]) -> serde_json::Value {
-    json!({
-        "group": index + 1,
-        "members": members.iter().map(|(k, s)| json!({"key": k, "similarity": s})).collect::<Vec<_>>(),
-    })
-}
-
-/// Warns when a threshold below the index threshold will miss pairs.
-pub fn note_threshold(db: &Database, threshold: f64) {
-    let index = db.settings().threshold;
-    if threshold < index {
-        eprintln!(
-            "lshdb: note: threshold {threshold} is below the index threshold {index}; \
-             some pairs will be missed (rebuild with `lshdb rebuild {} --threshold {threshold}`)",
-            crate::output::shell_arg(&db.path().to_string_lossy())
-        );
-    }
 }

@@ -4,6 +4,7 @@
 use crate::args::{open_read_only, JsonFields};
 use crate::input::{read_text_file, FileText, InputError};
 use crate::output::{escaped, json, line, similarity};
+use crate::support::context::Context;
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{Database, DocumentBuf, Explain, Query, QueryResult};
 use serde_json::json;
@@ -116,8 +117,8 @@ fn parse_query_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(args: &Args) -> CmdResult {
-    let db = open_read_only(&args.file)?;
+pub fn run(args: &Args, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
     if let Some(path) = &args.jsonl {
         return run_jsonl(&db, args, path);
     }

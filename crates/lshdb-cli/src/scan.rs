@@ -16,11 +16,12 @@
 //! scan that would remove more than half of the stored documents stops
 //! before removing any.
 
-use crate::add::{catch_interrupt, interrupted};
 use crate::args::{open_waiting, parse_threshold, Wait};
 use crate::input::{read_regular_file, FileText};
+use crate::interrupt::{catch_interrupt, interrupted};
 use crate::output::{escaped, json, line, progress};
-use crate::pairs::{group_json, note_threshold, print_groups};
+use crate::support::context::Context;
+use crate::support::groups::{group_json, note_threshold, print_groups};
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{BulkOptions, Config, Database};
 use serde_json::json;
@@ -86,7 +87,7 @@ struct Counts {
     seen: HashSet<String>,
 }
 
-pub fn run(args: &Args) -> CmdResult {
+pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     match std::fs::metadata(&args.dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => return fail(format!("{} is not a folder", args.dir.display())),
@@ -98,7 +99,7 @@ pub fn run(args: &Args) -> CmdResult {
     let root = crate::walk::escape(std::fs::canonicalize(&args.dir)?.as_os_str());
     let db_path = args.db.clone().unwrap_or_else(|| args.dir.join(".lshdb"));
     let db = if db_path.exists() {
-        let db = open_waiting(&db_path, &args.wait)?;
+        let db = open_waiting(&db_path, &args.wait, ctx)?;
         if !db.settings().store_text {
             return fail(format!(
                 "{} does not store texts, which scan needs to notice changed files; \

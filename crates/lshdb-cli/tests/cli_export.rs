@@ -122,6 +122,8 @@ fn export_salvage_gets_every_readable_document_out() {
         .error_line();
     assert!(line.contains("the database is damaged"), "{line}");
     assert!(line.contains(&format!("document {id}")), "{line}");
+    // The hint names the file the command opened (the run's context).
+    assert!(line.contains(&format!("run `lshdb check {db}`")), "{line}");
     assert!(!cli.path("plain.jsonl").exists());
 
     let out = cli

@@ -13,11 +13,12 @@
 //! choosing one member per group; pass 2 re-reads the input and writes the
 //! kept records.
 
-use crate::add::Limited;
 use crate::args::{open_waiting, parse_threshold, Wait};
 use crate::interrupt::{catch_interrupt, interrupted};
 use crate::output::{progress, short};
 use crate::records::{Fields, Format, Layout, Parsed, Sink};
+use crate::support::context::Context;
+use crate::support::load::Limited;
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{BulkOptions, Config, Database, Unique};
 use std::cell::RefCell;
@@ -161,16 +162,16 @@ impl Place<'_> {
     }
 }
 
-pub fn run(args: &Args) -> CmdResult {
+pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     let start = Instant::now();
     let format = check_inputs(args)?;
     check_paths(args);
 
     // The database: given (created when missing) or temporary.
-    let (db, _temp) = open_db(args)?;
+    let (db, _temp) = open_db(args, ctx)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
     if args.db.is_some() {
-        crate::pairs::note_threshold(&db, threshold);
+        crate::support::groups::note_threshold(&db, threshold);
     }
     catch_interrupt();
 
@@ -281,7 +282,7 @@ fn check_inputs(args: &Args) -> Result<Format, CliError> {
 
 /// Opens `--db` (created when missing) or creates a temporary database,
 /// with the folder that holds it.
-fn open_db(args: &Args) -> Result<(Database, Option<tempfile::TempDir>), CliError> {
+fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::TempDir>), CliError> {
     let config = || {
         let config = Config::jaccard(args.threshold.unwrap_or(0.8));
         match (args.bands, args.rows) {
@@ -291,7 +292,7 @@ fn open_db(args: &Args) -> Result<(Database, Option<tempfile::TempDir>), CliErro
     };
     match &args.db {
         Some(path) if path.exists() => {
-            let db = open_waiting(path, &args.wait)?;
+            let db = open_waiting(path, &args.wait, ctx)?;
             let s = db.settings();
             if let (Some(b), Some(r)) = (args.bands, args.rows) {
                 if (b, r) != (s.bands, s.rows) {
@@ -309,7 +310,7 @@ fn open_db(args: &Args) -> Result<(Database, Option<tempfile::TempDir>), CliErro
         }
         Some(path) => {
             let db = Database::create(path, config().store_text(args.store_text))?;
-            let _ = crate::args::OPENED.set(path.clone());
+            ctx.opened(path);
             crate::interrupt::writing();
             Ok((db, None))
         }

@@ -5,7 +5,7 @@
 //! input) are one file.
 
 use super::Args;
-use crate::docs::{io_cause, Output};
+use crate::support::outfile::{io_cause, same_file, Output};
 use crate::CliError;
 use serde_json::json;
 use std::collections::HashMap;
@@ -219,7 +219,7 @@ pub(super) fn same_paths<'a>(
     let canon: Vec<PathBuf> = files.iter().map(|(_, p)| canonical(p)).collect();
     for i in 0..outputs.min(files.len()) {
         for j in i + 1..files.len() {
-            if canon[i] == canon[j] || crate::docs::same_file(files[i].1, files[j].1) {
+            if canon[i] == canon[j] || same_file(files[i].1, files[j].1) {
                 return Some((files[i], files[j]));
             }
         }
