@@ -83,39 +83,17 @@ struct Counts {
     added: u64,
     changed: u64,
     unchanged: u64,
+    /// Stored documents whose file is gone, removed.
+    removed: u64,
     /// Keys of readable text files.
     seen: HashSet<String>,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> CmdResult {
-    match std::fs::metadata(&args.dir) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => return fail(format!("{} is not a folder", args.dir.display())),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return fail(format!("{} does not exist", args.dir.display()));
-        }
-        Err(err) => return Err(crate::io_context("cannot read", &args.dir)(err)),
-    }
+    check_folder(&args.dir)?;
     let root = crate::walk::escape(std::fs::canonicalize(&args.dir)?.as_os_str());
     let db_path = args.db.clone().unwrap_or_else(|| args.dir.join(".lshdb"));
-    let db = if db_path.exists() {
-        let db = open_waiting(&db_path, &args.wait, ctx)?;
-        if !db.settings().store_text {
-            return fail(format!(
-                "{} does not store texts, which scan needs to notice changed files; \
-                 scan into a new database with --db",
-                db_path.display()
-            ));
-        }
-        claim(&db, &db_path, &root, args)?;
-        db
-    } else {
-        let threshold = args.threshold.unwrap_or(0.8);
-        let db = Database::create(&db_path, Config::jaccard(threshold).store_text(true))?;
-        crate::interrupt::writing();
-        db.set_label(ROOT_LABEL, &root)?;
-        db
-    };
+    let db = open_or_create(args, ctx, &db_path, &root)?;
     catch_interrupt();
     let skip = std::fs::canonicalize(&db_path).ok();
     let found = crate::walk::walk(&args.dir, &args.walk, skip.as_deref(), "")?;
@@ -141,11 +119,82 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         .count();
     check_removals(args, &db_path, missing, stored_count, "nothing was changed")?;
 
-    // Read, compare and load the added and changed files lazily: the bulk
-    // load holds at most two chunks of texts in memory.
+    let mut counts = load_changed(&db, &mut walk)?;
+    let gone: Vec<String> = stored
+        .into_iter()
+        .filter(|k| !counts.seen.contains(k))
+        .collect();
+    check_removals(
+        args,
+        &db_path,
+        gone.len(),
+        stored_count,
+        "the added and changed files are indexed, nothing was removed",
+    )?;
+    if !gone.is_empty() {
+        let mut batch = db.batch()?;
+        for key in &gone {
+            batch.remove(key)?;
+        }
+        batch.commit()?;
+    }
+    counts.removed = gone.len() as u64;
+
+    let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    note_threshold(&db, threshold);
+    let bar = progress(None, "grouping");
+    let groups = db.groups(threshold)?;
+    bar.finish_and_clear();
+    report(args, &db, &db_path, &walk, &counts, (threshold, &groups))
+}
+
+/// Refuses a DIR that is missing or not a folder.
+fn check_folder(dir: &Path) -> Result<(), CliError> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => fail(format!("{} is not a folder", dir.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            fail(format!("{} does not exist", dir.display()))
+        }
+        Err(err) => Err(crate::io_context("cannot read", dir)(err)),
+    }
+}
+
+/// Opens the database of an earlier scan of `root` (it must store texts),
+/// or creates one that records `root`.
+fn open_or_create(
+    args: &Args,
+    ctx: &Context,
+    db_path: &Path,
+    root: &str,
+) -> Result<Database, CliError> {
+    if db_path.exists() {
+        let db = open_waiting(db_path, &args.wait, ctx)?;
+        if !db.settings().store_text {
+            return fail(format!(
+                "{} does not store texts, which scan needs to notice changed files; \
+                 scan into a new database with --db",
+                db_path.display()
+            ));
+        }
+        claim(&db, db_path, root, args)?;
+        Ok(db)
+    } else {
+        let threshold = args.threshold.unwrap_or(0.8);
+        let db = Database::create(db_path, Config::jaccard(threshold).store_text(true))?;
+        crate::interrupt::writing();
+        db.set_label(ROOT_LABEL, root)?;
+        Ok(db)
+    }
+}
+
+/// Reads, compares and loads the added and changed files lazily (the bulk
+/// load holds at most two chunks of texts in memory); counts the skipped
+/// files into `walk`.
+fn load_changed(db: &Database, walk: &mut Walk) -> Result<Counts, CliError> {
     let counts = RefCell::new(Counts::default());
     let failure = RefCell::new(None);
-    let skips = RefCell::new((0u64, 0u64, 0u64, 0u64));
+    let skips = RefCell::new(Walk::default());
     let bar = progress(Some(walk.files.len() as u64), "scanning");
     let pending = walk
         .files
@@ -153,26 +202,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         .take_while(|_| !interrupted())
         .filter_map(|(key, path)| {
             bar.inc(1);
-            let mut skips = skips.borrow_mut();
-            let text = match read_regular_file(path) {
-                Ok(Some(FileText::Text(text))) if text.trim().is_empty() => {
-                    skips.1 += 1;
-                    return None;
-                }
-                Ok(Some(FileText::Text(text))) => text,
-                Ok(Some(FileText::Binary)) => {
-                    skips.0 += 1;
-                    return None;
-                }
-                Ok(Some(FileText::TooLarge)) => {
-                    skips.2 += 1;
-                    return None;
-                }
-                Ok(None) | Err(_) => {
-                    skips.3 += 1;
-                    return None;
-                }
-            };
+            let text = read_text(path, &mut skips.borrow_mut())?;
             let mut counts = counts.borrow_mut();
             counts.seen.insert(key.clone());
             match db.get(key) {
@@ -207,40 +237,43 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
             "interrupted: files indexed so far are committed; run scan again to finish".to_owned(),
         ));
     }
-    let (binary, empty, too_large, unreadable) = skips.into_inner();
-    walk.binary += binary;
-    walk.empty += empty;
-    walk.too_large += too_large;
-    walk.unreadable += unreadable;
+    let skips = skips.into_inner();
+    walk.binary += skips.binary;
+    walk.empty += skips.empty;
+    walk.too_large += skips.too_large;
+    walk.unreadable += skips.unreadable;
+    Ok(counts.into_inner())
+}
+
+/// A walked file's text; `None`, counted in `skips`, for a binary, empty,
+/// too large or unreadable one.
+fn read_text(path: &Path, skips: &mut Walk) -> Option<String> {
+    match read_regular_file(path) {
+        Ok(Some(FileText::Text(text))) if text.trim().is_empty() => skips.empty += 1,
+        Ok(Some(FileText::Text(text))) => return Some(text),
+        Ok(Some(FileText::Binary)) => skips.binary += 1,
+        Ok(Some(FileText::TooLarge)) => skips.too_large += 1,
+        Ok(None) | Err(_) => skips.unreadable += 1,
+    }
+    None
+}
+
+/// Prints the counts and the groups, as text or one JSON object.
+fn report(
+    args: &Args,
+    db: &Database,
+    db_path: &Path,
+    walk: &Walk,
+    counts: &Counts,
+    (threshold, groups): (f64, &lshdb::Groups),
+) -> CmdResult {
     let Counts {
         added,
         changed,
         unchanged,
-        seen,
-    } = counts.into_inner();
-
-    let gone: Vec<String> = stored.into_iter().filter(|k| !seen.contains(k)).collect();
-    check_removals(
-        args,
-        &db_path,
-        gone.len(),
-        stored_count,
-        "the added and changed files are indexed, nothing was removed",
-    )?;
-    if !gone.is_empty() {
-        let mut batch = db.batch()?;
-        for key in &gone {
-            batch.remove(key)?;
-        }
-        batch.commit()?;
-    }
-
-    let threshold = args.threshold.unwrap_or(db.settings().threshold);
-    note_threshold(&db, threshold);
-    let bar = progress(None, "grouping");
-    let groups = db.groups(threshold)?;
-    bar.finish_and_clear();
-    let removed = gone.len() as u64;
+        removed,
+        ..
+    } = *counts;
     if args.json {
         json(&json!({
             "db": db_path.to_string_lossy(),
@@ -273,7 +306,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         db.len()?
     ));
     line("");
-    print_groups(&groups, threshold, false);
+    print_groups(groups, threshold, false);
     Ok(Outcome::Ok)
 }
 
