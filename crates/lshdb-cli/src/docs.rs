@@ -224,20 +224,7 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
         }
         return Err(err.into());
     }
-    for skip in &skipped {
-        match (&skip.key, skip.id) {
-            (Some(key), Some(id)) => {
-                eprintln!(
-                    "lshdb: skipped `{}` (document {id}): {}",
-                    escaped(key),
-                    skip.reason
-                )
-            }
-            (Some(key), None) => eprintln!("lshdb: skipped `{}`: {}", escaped(key), skip.reason),
-            (None, Some(id)) => eprintln!("lshdb: skipped document {id}: {}", skip.reason),
-            (None, None) => eprintln!("lshdb: stopped early: {}", skip.reason),
-        }
-    }
+    print_skipped(&skipped);
     if let Some(output) = file {
         if interrupted() {
             let target = output.target().display().to_string();
@@ -262,6 +249,24 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
         skipped.len()
     );
     Ok(Outcome::Damaged)
+}
+
+/// The documents a salvaging export could not read, on standard error.
+fn print_skipped(skipped: &[lshdb::SkippedDocument]) {
+    for skip in skipped {
+        match (&skip.key, skip.id) {
+            (Some(key), Some(id)) => {
+                eprintln!(
+                    "lshdb: skipped `{}` (document {id}): {}",
+                    escaped(key),
+                    skip.reason
+                )
+            }
+            (Some(key), None) => eprintln!("lshdb: skipped `{}`: {}", escaped(key), skip.reason),
+            (None, Some(id)) => eprintln!("lshdb: skipped document {id}: {}", skip.reason),
+            (None, None) => eprintln!("lshdb: stopped early: {}", skip.reason),
+        }
+    }
 }
 
 /// Load JSON Lines written by `export` (or any {"id", "text"} lines).

@@ -183,14 +183,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     // Nothing stored before this run: no record can be found by name.
     let fresh = db.is_empty()?;
 
-    let fields = Fields {
-        text: args.text_field.clone(),
-        id: args.id_field.clone(),
-        score: match &args.keep {
-            Keep::Max(f) | Keep::Min(f) => Some(f.clone()),
-            _ => None,
-        },
-    };
+    let fields = fields(args);
     let mut side = Side {
         dropped: args.dropped.as_deref().map(Written::create).transpose()?,
         clusters: args.clusters.as_ref().map(|_| (HashMap::new(), Vec::new())),
@@ -248,6 +241,18 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     }
     summary(args, &counts, start, threshold, resuming);
     Ok(Outcome::Ok)
+}
+
+/// The record fields the run reads: text, id and the `--keep` score.
+fn fields(args: &Args) -> Fields {
+    Fields {
+        text: args.text_field.clone(),
+        id: args.id_field.clone(),
+        score: match &args.keep {
+            Keep::Max(f) | Keep::Min(f) => Some(f.clone()),
+            _ => None,
+        },
+    }
 }
 
 /// Checks the inputs: one format, standard input at most once and only
