@@ -205,7 +205,6 @@ fn exact_pairs_stops_early_and_validates() {
 
 /// Timing on real data: every Debian long description, char 5-shingles.
 /// `cargo test --release --test exact_pairs -- --ignored --nocapture`
-#[cfg(feature = "cli")]
 #[test]
 #[ignore = "needs tools/data/debian-desc-long.jsonl; a timing run"]
 fn time_all_pairs_on_debian_descriptions() {
@@ -274,7 +273,6 @@ fn time_all_pairs_on_debian_descriptions() {
 
 /// CPU seconds (user + system) of this process so far, from /proc; 0
 /// where there is none. Wall time alone misleads on a shared machine.
-#[cfg(feature = "cli")]
 fn cpu_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return 0.0;

@@ -1,4 +1,4 @@
-//! The CLI's JSON Lines reader (`src/bin/lshdb/input.rs`, compiled into
+//! The CLI's JSON Lines reader (`crates/lshdb-cli/src/input.rs`, compiled into
 //! this target as a module, unchanged) on arbitrary bytes, with the default
 //! fields `id`/`text` and with `key`/`body`. Never a panic; every line is
 //! either a record, a bad line with its number, or blank; line numbers
@@ -10,7 +10,7 @@
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../src/bin/lshdb/input.rs"]
+#[path = "../../crates/lshdb-cli/src/input.rs"]
 mod input;
 
 use input::{InputError, JsonLines};

@@ -26,14 +26,20 @@ impl Database {
     /// 1), followed by their pairs with each document they match. Copies
     /// are expanded lazily, so memory does not grow with their pairs.
     pub fn pairs(&self, threshold: f64, emit: impl FnMut(Pair) -> bool) -> Result<u64> {
-        self.with_snapshot(|snapshot| snapshot.pairs(threshold, emit))
+        self.with_snapshot(|snapshot| {
+            crate::config::check_threshold("threshold", threshold)?;
+            snapshot.pairs(threshold, emit)
+        })
     }
 
     /// Groups the documents into near-duplicate clusters: the connected
     /// components of the pairs at `threshold`. Copies are joined once, and
     /// [`Groups::pairs`] counts their pairs without listing them.
     pub fn groups(&self, threshold: f64) -> Result<Groups> {
-        self.with_snapshot(|snapshot| snapshot.groups(threshold))
+        self.with_snapshot(|snapshot| {
+            crate::config::check_threshold("threshold", threshold)?;
+            snapshot.groups(threshold)
+        })
     }
 
     fn with_snapshot<T>(&self, f: impl FnOnce(&Snapshot<'_>) -> Result<T>) -> Result<T> {

@@ -182,12 +182,14 @@ impl Snapshot<'_> {
     /// their candidates in parallel (rayon, one read snapshot shared by all
     /// threads), and the block's matches are then emitted in order, so
     /// memory holds one block's matches.
+    ///
+    /// `threshold` is strictly between 0 and 1: the `Database` methods
+    /// check it (with `config`, which this layer does not import).
     fn pair_classes(
         &self,
         threshold: f64,
         mut emit: impl FnMut(&Cached<'_>, Found<'_>) -> Result<bool>,
     ) -> Result<()> {
-        crate::config::check_threshold("threshold", threshold)?;
         let tables = self.tables;
         let reader = self.cache.reader(tables);
         let mut shared = Shared::read(tables)?;

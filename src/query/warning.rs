@@ -84,7 +84,7 @@ impl fmt::Display for Warning {
     }
 }
 
-#[cfg(all(test, feature = "cli"))]
+#[cfg(test)]
 mod tests {
     use super::Warning;
 

@@ -1,0 +1,238 @@
+//! `lshdb add`: load files or JSON Lines into a database, in bulk, with
+//! bad records reported by line and Ctrl-C stopping after a clean commit.
+
+use crate::args::{open_waiting, parse_threshold, JsonFields, Wait};
+use crate::input::{read_text_file, Counting, FileText, InputError, Record};
+use crate::interrupt::catch_interrupt;
+use crate::output::{progress, progress_bytes};
+use crate::support::context::Context;
+use crate::support::load::{good_records, load_unique, load_with, report, Skips};
+use crate::{fail, CliError, CmdResult};
+use indicatif::ProgressBar;
+use lshdb::DocumentBuf;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// Add documents: files (key = path) or JSON Lines (default fields id, text).
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["paths", "jsonl", "text_stdin"]))]
+#[command(after_help = "Examples:\n  lshdb add pages.lshdb notes/*.txt\n  \
+                        lshdb add pages.lshdb notes/ --type md --exclude 'drafts/**'\n  \
+                        lshdb add pages.lshdb --jsonl corpus.jsonl.gz --batch 8192\n  \
+                        pdftotext report.pdf - | lshdb add pages.lshdb - --key report.pdf\n  \
+                        cat new.jsonl | lshdb add pages.lshdb --jsonl - --unique 0.9")]
+pub struct Args {
+    /// The database file.
+    file: PathBuf,
+    /// Text files (.gz and .zst are decompressed) and folders to add; the
+    /// key is the path as given, or under a folder the folder as given,
+    /// `/` and the path inside it. `-`: one document from standard input
+    /// (with --key).
+    paths: Vec<PathBuf>,
+    /// The key of the document read from standard input (`-`).
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["jsonl", "text_stdin"])]
+    key: Option<String>,
+    /// Read standard input as the plain text of one document with this key.
+    #[arg(long, value_name = "KEY", conflicts_with = "jsonl")]
+    text_stdin: Option<String>,
+    /// JSON Lines input (.gz and .zst are decompressed), `-` for standard input.
+    #[arg(long, value_name = "FILE|-")]
+    jsonl: Option<String>,
+    #[command(flatten)]
+    fields: JsonFields,
+    /// Documents per commit.
+    #[arg(long, default_value_t = lshdb::DEFAULT_BATCH)]
+    batch: usize,
+    /// Dedup-on-write: skip (and report) documents with a stored
+    /// near-duplicate at this similarity or above.
+    #[arg(long, value_parser = parse_threshold, value_name = "T")]
+    unique: Option<f64>,
+    /// Abort at the first bad record instead of skipping it.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    walk: crate::walk::WalkArgs,
+    /// One JSON object as the summary.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    wait: Wait,
+}
+
+/// Where a document of `add PATHS` comes from.
+enum Source {
+    /// A path given on the command line (read as given).
+    Given(PathBuf),
+    /// A regular file found by walking a folder (never a link).
+    Walked(PathBuf),
+    /// A path given on the command line that is not a regular file (a
+    /// FIFO, a device), opened before the database: opening a FIFO waits
+    /// for its writer.
+    Opened(std::io::Result<std::fs::File>),
+    /// Standard input.
+    Stdin,
+}
+
+/// A given path as a [`Source`]: opened now when it is a FIFO or a device.
+fn given(path: &Path) -> Source {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Source::Opened(std::fs::File::open(path)),
+        _ => Source::Given(path.to_owned()),
+    }
+}
+
+/// The documents `add PATHS` reads, with their keys: folders walked (see
+/// `crate::walk`), `-` (or `--text-stdin`) as standard input.
+fn expand(args: &Args) -> Result<Vec<(String, Source)>, CliError> {
+    let mut out = Vec::new();
+    if let Some(key) = &args.text_stdin {
+        out.push((key.clone(), Source::Stdin));
+    }
+    let skip = std::fs::canonicalize(&args.file).ok();
+    for path in &args.paths {
+        if path.as_os_str() == "-" {
+            let Some(key) = &args.key else {
+                return fail(
+                    "`-` reads one document from standard input and needs its key: --key KEY",
+                );
+            };
+            out.push((key.clone(), Source::Stdin));
+        } else if path.is_dir() {
+            let prefix = crate::walk::escape(path.as_os_str());
+            let found = crate::walk::walk(path, &args.walk, skip.as_deref(), &prefix)?;
+            out.extend(found.files.into_iter().map(|(k, p)| (k, Source::Walked(p))));
+        } else {
+            out.push((path.to_string_lossy().into_owned(), given(path)));
+        }
+    }
+    if args.key.is_some() && !args.paths.iter().any(|p| p.as_os_str() == "-") {
+        return fail("--key names the document read from standard input; give `-` among the paths");
+    }
+    Ok(out)
+}
+
+/// The documents of `add PATHS`, read one at a time. A FIFO, a device or
+/// standard input may keep the reader waiting: it is read on a thread of
+/// its own, and Ctrl-C ends the documents there.
+fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Record, InputError>> {
+    use crate::interrupt::unless_interrupted;
+    docs.into_iter().map_while(|(key, source)| {
+        let bad = |reason: String| InputError::Bad { line: 0, reason };
+        let key_text = match source {
+            Source::Stdin => "standard input".to_owned(),
+            _ => key.clone(),
+        };
+        let read = match source {
+            Source::Given(ref path) => read_text_file(path),
+            Source::Walked(ref path) => match crate::input::read_regular_file(path) {
+                Ok(Some(text)) => Ok(text),
+                Ok(None) => Err(std::io::Error::other("no longer a regular file")),
+                Err(e) => Err(e),
+            },
+            Source::Opened(Err(e)) => Err(e),
+            Source::Opened(Ok(file)) => {
+                unless_interrupted(move || crate::input::read_text_stream(file))?
+            }
+            Source::Stdin => {
+                unless_interrupted(|| crate::input::read_text_stream(std::io::stdin()))?
+            }
+        };
+        Some(match read {
+            Ok(FileText::Text(text)) if text.trim().is_empty() => {
+                Err(bad(format!("{key_text}: empty file")))
+            }
+            Ok(FileText::Text(text)) => Ok(Record {
+                line: 0,
+                key,
+                doc: DocumentBuf::Text(text),
+            }),
+            Ok(FileText::Binary) => Err(bad(format!("{key_text}: binary file"))),
+            Ok(FileText::TooLarge) => Err(bad(format!(
+                "{key_text}: larger than the document limit of {} bytes",
+                lshdb::MAX_DOCUMENT_BYTES
+            ))),
+            Err(e) => Err(bad(format!("{key_text}: {e}"))),
+        })
+    })
+}
+
+/// Records read as documents, and the progress bar they move.
+type Input = (
+    Box<dyn Iterator<Item = Result<Record, InputError>>>,
+    ProgressBar,
+);
+
+pub fn run(args: &Args, ctx: &Context) -> CmdResult {
+    ctx.set_json(args.json);
+    // Named inputs are opened before the database: opening a FIFO waits
+    // for its writer, and Ctrl-C must end that wait at once, without the
+    // database held locked meanwhile. Standard input needs no opening.
+    let named = match args.jsonl.as_deref() {
+        Some("-") => None,
+        Some(path) => Some(open_jsonl(args, path)?),
+        None => Some(file_input(expand(args)?)),
+    };
+    let db = open_waiting(&args.file, &args.wait, ctx)?;
+    catch_interrupt();
+    let (input, bar) = match named {
+        Some(input) => input,
+        None => stdin_jsonl(args)?,
+    };
+    let skips = RefCell::new(Skips {
+        input: match args.jsonl.as_deref() {
+            Some("-") => "standard input".to_owned(),
+            Some(path) => path.to_owned(),
+            None => String::new(),
+        },
+        ..Skips::default()
+    });
+    let records = good_records(input, &skips, args.strict);
+    let summary = match args.unique {
+        None => load_with(&db, records, args.batch, &bar, ctx)?,
+        Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar, ctx)?,
+    };
+    report(&summary, skips.into_inner(), args.json)
+}
+
+/// JSON Lines on standard input, with a spinner counting records. Its
+/// first bytes (is it compressed?) may take long to come: Ctrl-C ends
+/// that wait too.
+fn stdin_jsonl(args: &Args) -> Result<Input, CliError> {
+    let stdin = crate::interrupt::unless_interrupted(|| crate::input::open_input("-"))
+        .ok_or_else(|| {
+            CliError::Interrupted("interrupted: no input was read; nothing was added".into())
+        })?
+        .map_err(crate::io_context("cannot open input", Path::new("-")))?;
+    let bar = progress(None, "adding");
+    let counter = bar.clone();
+    let records = args.fields.reader(stdin).inspect(move |_| counter.inc(1));
+    Ok((Box::new(crate::interrupt::interruptible(records)), bar))
+}
+
+/// Opens a JSON Lines file and reads its first bytes (is it compressed?);
+/// the bar moves over the file's bytes.
+fn open_jsonl(args: &Args, path: &str) -> Result<Input, CliError> {
+    let name = Path::new(path);
+    let file = std::fs::File::open(name).map_err(crate::io_context("cannot open input", name))?;
+    let size = file.metadata().ok().map(|m| m.len());
+    // Counted before decompression: the bar moves over the file.
+    let (reader, consumed) = Counting::new(std::io::BufReader::new(file));
+    let reader =
+        crate::input::decoded(reader).map_err(crate::io_context("cannot read input", name))?;
+    let bar = progress_bytes(size, "adding");
+    let counter = bar.clone();
+    let records = args
+        .fields
+        .reader(reader)
+        .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
+    Ok((Box::new(crate::interrupt::interruptible(records)), bar))
+}
+
+/// The documents of `add PATHS`, one per file; the bar counts files.
+fn file_input(docs: Vec<(String, Source)>) -> Input {
+    let bar = progress(Some(docs.len() as u64), "adding");
+    let counter = bar.clone();
+    let records = file_records(docs).inspect(move |_| counter.inc(1));
+    (Box::new(records), bar)
+}

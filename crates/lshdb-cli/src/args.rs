@@ -1,0 +1,149 @@
+//! Argument types and helpers shared by several commands.
+
+use crate::input::{open_input, JsonLines};
+use crate::support::context::Context;
+use crate::CliError;
+use lshdb::shingle::ShingleKind;
+use lshdb::Database;
+use std::path::Path;
+use std::time::Duration;
+
+/// Parses `char:K`, `word:K` or `stopword:K` (K optional: 5, 2 and 3).
+pub fn parse_shingle(s: &str) -> Result<ShingleKind, String> {
+    let (kind, k) = match s.split_once(':') {
+        Some((kind, k)) => (kind, Some(k)),
+        None => (s, None),
+    };
+    let k = match k {
+        Some(k) => Some(
+            k.parse::<usize>()
+                .map_err(|_| format!("`{k}` is not a shingle length; write for example char:5"))?,
+        ),
+        None => None,
+    };
+    match kind {
+        "char" | "chars" => Ok(ShingleKind::Chars(k.unwrap_or(5))),
+        "word" | "words" => Ok(ShingleKind::Words(k.unwrap_or(2))),
+        "stopword" | "stopwords" => Ok(ShingleKind::StopWords(k.unwrap_or(3))),
+        other => Err(format!(
+            "unknown shingle kind `{other}`; use char:K, word:K or stopword:K"
+        )),
+    }
+}
+
+/// Parses a similarity threshold strictly between 0 and 1.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number; a threshold is for example 0.8"))?;
+    if t > 0.0 && t < 1.0 {
+        Ok(t)
+    } else {
+        Err(format!(
+            "threshold must be strictly between 0 and 1, got {s}"
+        ))
+    }
+}
+
+/// Opens an existing database for writing; while another process writes
+/// it, waits up to `wait` (the `--wait SECONDS` of write commands).
+pub fn open_waiting(path: &Path, wait: &Wait, ctx: &Context) -> Result<Database, CliError> {
+    let mut builder = Database::builder();
+    if let Some(seconds) = wait.wait {
+        builder = builder.wait(Duration::from_secs_f64(seconds));
+    }
+    open_with(path, builder, ctx).map_err(|err| match err {
+        CliError::Lib(lshdb::Error::AlreadyOpen { path, .. }) => already_open(&path, wait.wait),
+        other => other,
+    })
+}
+
+/// [`lshdb::Error::AlreadyOpen`] in the CLI's words: how to wait, or, when
+/// `--wait` ran out, that it did.
+fn already_open(path: &Path, waited: Option<f64>) -> CliError {
+    let path = path.display();
+    CliError::Message(match waited {
+        Some(seconds) => format!(
+            "{path} is still open for writing in another process after waiting {seconds} \
+             seconds, and lshdb allows one writer per file; read-only commands work \
+             meanwhile — close the other writer, or try again later"
+        ),
+        None => format!(
+            "{path} is open for writing in another process, and lshdb allows one writer per \
+             file; read-only commands work meanwhile — close the other writer, or wait for \
+             it with `--wait SECONDS`"
+        ),
+    })
+}
+
+/// Opens an existing database read-only: the file's bytes never change,
+/// a file the user may only read works, and another process may be
+/// writing it meanwhile (every command that only reads opens this way).
+pub fn open_read_only(path: &Path, ctx: &Context) -> Result<Database, CliError> {
+    open_with(path, Database::builder().read_only(true), ctx)
+}
+
+fn open_with(path: &Path, builder: lshdb::Builder, ctx: &Context) -> Result<Database, CliError> {
+    if !path.exists() {
+        return crate::fail(format!("{} does not exist; check the path", path.display()));
+    }
+    ctx.opened(path);
+    let db = builder.open(path).map_err(|err| match err {
+        lshdb::Error::NeedsRepair { .. } => CliError::Message(format!(
+            "{err}: `lshdb check --pages {}`",
+            crate::output::shell_arg(&path.to_string_lossy())
+        )),
+        other => CliError::Lib(other),
+    })?;
+    if !db.is_read_only() {
+        crate::interrupt::writing();
+    }
+    Ok(db)
+}
+
+/// `--wait SECONDS` of the commands that write.
+#[derive(clap::Args)]
+pub struct Wait {
+    /// When another process is writing the database, wait up to this many
+    /// seconds for it to close instead of failing at once.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    wait: Option<f64>,
+}
+
+/// Parses a non-negative number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && (0.0..=1e9).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds; write for example 30"
+        )),
+    }
+}
+
+/// The JSON fields a JSON Lines input is read with (`add`, `query`).
+#[derive(clap::Args)]
+pub struct JsonFields {
+    /// JSON field holding the key.
+    #[arg(long, default_value = "id")]
+    key_field: String,
+    /// JSON field holding the text.
+    #[arg(long, default_value = "text")]
+    text_field: String,
+}
+
+impl JsonFields {
+    /// A reader of `path` (`-`: standard input) with these fields.
+    pub fn open(
+        &self,
+        path: &str,
+    ) -> Result<JsonLines<Box<dyn std::io::BufRead + Send>>, CliError> {
+        Ok(self.reader(
+            open_input(path).map_err(crate::io_context("cannot open input", Path::new(path)))?,
+        ))
+    }
+
+    /// A JSON Lines reader of an open input with these fields.
+    pub fn reader<R: std::io::BufRead>(&self, input: R) -> JsonLines<R> {
+        JsonLines::new(input, &self.key_field, &self.text_field)
+    }
+}

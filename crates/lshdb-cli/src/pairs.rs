@@ -1,0 +1,93 @@
+//! `lshdb pairs` and `lshdb groups`: every verified near-duplicate pair, and
+//! the clusters they form.
+
+use crate::args::{open_read_only, parse_threshold};
+use crate::output::{escaped, json, line, progress, similarity, spinner};
+use crate::support::context::Context;
+use crate::support::groups::{note_threshold, print_groups};
+use crate::{CliError, CmdResult, Outcome};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Every verified near-duplicate pair, one per line.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  lshdb pairs pages.lshdb --threshold 0.9 --json | head\n  lshdb pairs pages.lshdb --threshold 0.5 --exact"
+)]
+pub struct PairsArgs {
+    /// The database file.
+    file: PathBuf,
+    /// Verified similarity a pair needs (default: the index threshold).
+    #[arg(long, value_parser = parse_threshold)]
+    threshold: Option<f64>,
+    /// One JSON object per line: {"a": KEY, "b": KEY, "similarity": X}.
+    #[arg(long)]
+    json: bool,
+    /// Exact mode: every pair by prefix filtering over all stored sets, no
+    /// LSH (holds every set in memory; for corpora that fit).
+    #[arg(long)]
+    exact: bool,
+}
+
+pub fn pairs(args: &PairsArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
+    let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    crate::interrupt::catch_interrupt();
+    let bar = progress(None, "pairs");
+    let mut found = 0u64;
+    let emit = |pair: lshdb::Pair| {
+        found += 1;
+        bar.inc(1);
+        if args.json {
+            json(&json!({"a": pair.a, "b": pair.b, "similarity": pair.similarity}));
+        } else {
+            line(format_args!(
+                "{}\t{}\t{}",
+                similarity(pair.similarity),
+                escaped(&pair.a),
+                escaped(&pair.b)
+            ));
+        }
+        !crate::interrupt::interrupted()
+    };
+    if args.exact {
+        db.exact_pairs(threshold, emit)?;
+    } else {
+        note_threshold(&db, threshold);
+        db.pairs(threshold, emit)?;
+    }
+    bar.finish_and_clear();
+    if crate::interrupt::interrupted() {
+        return Err(CliError::Interrupted(format!(
+            "interrupted: stopped after the {found} pair(s) printed above"
+        )));
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Near-duplicate groups (connected components of the pairs).
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb groups pages.lshdb --threshold 0.8")]
+pub struct GroupsArgs {
+    /// The database file.
+    file: PathBuf,
+    /// Verified similarity that links two documents (default: the index
+    /// threshold).
+    #[arg(long, value_parser = parse_threshold)]
+    threshold: Option<f64>,
+    /// One JSON object per group:
+    /// {"group": N, "members": [{"key": KEY, "similarity": X}, ...]}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn groups(args: &GroupsArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
+    let threshold = args.threshold.unwrap_or(db.settings().threshold);
+    note_threshold(&db, threshold);
+    let bar = spinner("grouping");
+    let groups = db.groups(threshold)?;
+    bar.finish_and_clear();
+    print_groups(&groups, threshold, args.json);
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,474 @@
+//! Records in, a bulk load, a report out: shared by the commands that load
+//! documents (`add`, `import`). Bad records are counted and shown a few
+//! times per kind ([`Limited`]), the load commits in batches or dedups on
+//! write, notes its progress for Ctrl-C, and [`report`] prints what is
+//! committed and turns an early stop into the right error.
+
+use crate::input::{InputError, Record};
+use crate::interrupt::interrupted;
+use crate::output::{line, progress, short, similarity};
+use crate::support::context::Context;
+use crate::{fail, CliError, CmdResult, Outcome};
+use indicatif::ProgressBar;
+use lshdb::{AsDocument, BulkOptions, Database, DocumentBuf, Unique};
+use std::cell::RefCell;
+
+/// How many records with the same error are described before the rest are
+/// only counted.
+const SHOWN_PER_ERROR: u64 = 5;
+
+/// Messages grouped by kind: the first [`SHOWN_PER_ERROR`] of each kind
+/// kept, the rest only counted, so a thousand lines with the same error
+/// print six lines.
+#[derive(Default)]
+pub struct Limited {
+    /// Kept messages, in order.
+    shown: Vec<String>,
+    /// (kind, count), in order of first appearance.
+    kinds: Vec<(String, u64)>,
+    /// Messages in all.
+    pub total: u64,
+}
+
+impl Limited {
+    /// Counts a message of `kind`; returns whether it is to be shown.
+    fn count(&mut self, kind: &str) -> bool {
+        self.total += 1;
+        let count = match self.kinds.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.kinds.push((kind.to_owned(), 1));
+                1
+            }
+        };
+        count <= SHOWN_PER_ERROR
+    }
+
+    /// Keeps `message` unless `kind` has been seen often enough.
+    pub fn push(&mut self, kind: &str, message: impl FnOnce() -> String) {
+        if self.count(kind) {
+            self.shown.push(message());
+        }
+    }
+
+    /// The lines to print: the kept messages, then one count per kind with
+    /// more than were shown (`what`: "line(s)", "document(s)").
+    pub fn lines(&self, what: &str) -> Vec<String> {
+        let mut out = self.shown.clone();
+        for (kind, n) in &self.kinds {
+            if *n > SHOWN_PER_ERROR {
+                out.push(format!(
+                    "… and {} more {what} with the same error ({kind}); {n} in all",
+                    n - SHOWN_PER_ERROR
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Bad records seen so far, and the one that stopped a strict load.
+#[derive(Default)]
+pub struct Skips {
+    pub bad: Limited,
+    pub fatal: Option<String>,
+    /// The input's name, for read errors (empty: "the input").
+    pub input: String,
+}
+
+/// The kind of a bad record's reason, for counting repeats: a line's reason
+/// up to its details (`malformed JSON: ...`), a file's after its path.
+fn reason_kind(line: u64, reason: &str) -> &str {
+    if line == 0 {
+        reason.rsplit_once(": ").map_or(reason, |(_, kind)| kind)
+    } else {
+        reason.split_once(": ").map_or(reason, |(kind, _)| kind)
+    }
+}
+
+/// Turns an input stream into (key, document) pairs for a bulk load,
+/// recording bad records in `skips` (stopping at the first with `strict`).
+pub fn good_records<'a>(
+    input: impl Iterator<Item = Result<Record, InputError>> + 'a,
+    skips: &'a RefCell<Skips>,
+    strict: bool,
+) -> impl Iterator<Item = (String, DocumentBuf)> + 'a {
+    input
+        .map_while(move |item| match item {
+            Ok(record) => Some(Some((record.key, record.doc))),
+            Err(InputError::Io(err)) => {
+                let mut skips = skips.borrow_mut();
+                let input = if skips.input.is_empty() {
+                    "the input".to_owned()
+                } else {
+                    format!("input {}", skips.input)
+                };
+                skips.fatal = Some(format!("reading {input} failed: {err}"));
+                None
+            }
+            Err(InputError::Bad { line, reason }) => {
+                // File records have no line number; their reason names the file.
+                let at = if line == 0 {
+                    "file".to_owned()
+                } else {
+                    format!("line {line}")
+                };
+                if strict {
+                    skips.borrow_mut().fatal = Some(format!("{at}: {reason} (--strict)"));
+                    None
+                } else {
+                    let kind = reason_kind(line, &reason).to_owned();
+                    let message = || format!("skipped {at}: {reason}");
+                    skips.borrow_mut().bad.push(&kind, message);
+                    Some(None)
+                }
+            }
+        })
+        .flatten()
+}
+
+/// What a load did, all of it committed.
+pub struct Summary {
+    /// Documents stored (new or replaced).
+    pub added: u64,
+    /// Near-duplicates not added (`--unique`).
+    pub duplicates: u64,
+    /// Documents the database refused.
+    pub rejected: u64,
+    /// Of those added, how many replaced a document with the same key
+    /// (bulk loads).
+    pub replaced: u64,
+    /// Commits made.
+    pub commits: u64,
+    text: String,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Ends a load: the skipped records on standard error, the summary on
+/// standard output, and an error when the load stopped early (a fatal
+/// record, exit 1, or Ctrl-C, exit 130), saying that what is reported is
+/// committed, or when it added nothing at all (exit 1).
+pub fn report(summary: &Summary, skips: Skips, as_json: bool) -> CmdResult {
+    for message in skips.bad.lines("bad record(s)") {
+        eprintln!("lshdb: {message}");
+    }
+    if as_json {
+        crate::output::json(&serde_json::json!({
+            "added": summary.added,
+            "replaced": summary.replaced,
+            "commits": summary.commits,
+            "duplicates": summary.duplicates,
+            "rejected": summary.rejected,
+            "bad": skips.bad.total,
+            "complete": skips.fatal.is_none() && !interrupted(),
+        }));
+    } else {
+        line(format_args!(
+            "{summary}; {} bad record(s) skipped",
+            skips.bad.total
+        ));
+    }
+    if let Some(fatal) = skips.fatal {
+        return fail(format!(
+            "stopped at {fatal}; everything reported above is committed"
+        ));
+    }
+    if interrupted() {
+        return Err(CliError::Interrupted(
+            "interrupted: everything reported above is committed; run the command again to continue"
+                .to_owned(),
+        ));
+    }
+    if summary.added == 0 && summary.duplicates == 0 {
+        return fail(if skips.bad.total + summary.rejected == 0 {
+            "nothing was added: the input holds no records"
+        } else {
+            "nothing was added: every record was skipped or rejected (see above)"
+        });
+    }
+    Ok(Outcome::Ok)
+}
+
+/// A refused document's reason without its key (which the message shows
+/// shortened), and the kind of reason for counting repeats.
+fn rejection(err: &lshdb::Error) -> (&'static str, String) {
+    match err {
+        lshdb::Error::EmptyDocument { .. } => (
+            "empty",
+            "empty after normalisation; there is nothing to index".to_owned(),
+        ),
+        lshdb::Error::DocumentTooLarge { len, max, .. } => (
+            "too large",
+            format!("{len} bytes, above the limit of {max}; split it or index a part of it"),
+        ),
+        lshdb::Error::InvalidKey { .. } => ("bad key", err.to_string()),
+        other => ("other", other.to_string()),
+    }
+}
+
+/// Counts a refused document, keeping its message unless many like it came
+/// before.
+fn reject(rejections: &mut Limited, key: &str, err: &lshdb::Error) {
+    let (kind, reason) = rejection(err);
+    rejections.push(kind, || format!("rejected `{}`: {reason}", short(key)));
+}
+
+/// What a bulk load has committed so far.
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+struct Committed {
+    inserted: u64,
+    replaced: u64,
+    commits: u64,
+    rejected: u64,
+}
+
+impl Committed {
+    fn text(&self) -> String {
+        format!(
+            "added {} document(s) ({} replaced) in {} commit(s); {} rejected",
+            self.inserted, self.replaced, self.commits, self.rejected
+        )
+    }
+}
+
+/// A load that failed part-way (a full disk, ...): the summary of what is
+/// committed, for standard output, and the error, saying it is kept.
+fn failed_load(committed: &str, added: u64, err: &CliError, ctx: &Context) -> (String, String) {
+    (
+        format!("{committed}; stopped by an error"),
+        format!(
+            "{}; the {added} document(s) reported above are committed and kept",
+            crate::InContext(err, ctx)
+        ),
+    )
+}
+
+/// Prints a load's refused documents, and the summary and error of a load
+/// that failed part-way.
+fn end_load<T>(
+    result: Result<T, CliError>,
+    rejections: &Limited,
+    committed: &str,
+    added: u64,
+    ctx: &Context,
+) -> Result<T, CliError> {
+    for message in rejections.lines("document(s)") {
+        eprintln!("lshdb: {message}");
+    }
+    result.map_err(|err| {
+        let (summary, error) = failed_load(committed, added, &err, ctx);
+        if ctx.json() {
+            crate::output::json(&serde_json::json!({
+                "added": added, "complete": false, "stopped_by_error": true,
+            }));
+        } else {
+            line(summary);
+        }
+        CliError::Message(error)
+    })
+}
+
+/// Bulk load with a spinner counting documents; returns the summary.
+pub fn load<D: AsDocument + Send>(
+    db: &Database,
+    records: impl Iterator<Item = (String, D)>,
+    batch: usize,
+    ctx: &Context,
+) -> Result<Summary, CliError> {
+    let bar = progress(None, "adding");
+    let counter = bar.clone();
+    load_with(
+        db,
+        records.inspect(move |_| counter.inc(1)),
+        batch,
+        &bar,
+        ctx,
+    )
+}
+
+/// Bulk load; `bar` is moved by the caller as records are read and shows
+/// what is committed.
+pub fn load_with<D: AsDocument + Send>(
+    db: &Database,
+    records: impl Iterator<Item = (String, D)>,
+    batch: usize,
+    bar: &ProgressBar,
+    ctx: &Context,
+) -> Result<Summary, CliError> {
+    let mut committed = Committed::default();
+    let mut rejections = Limited::default();
+    let result = db.insert_bulk(records, &BulkOptions::default().batch(batch), |r| {
+        for (key, err) in &r.rejected[committed.rejected as usize..] {
+            reject(&mut rejections, key, err);
+        }
+        committed = Committed {
+            inserted: r.inserted,
+            replaced: r.replaced,
+            commits: r.commits,
+            rejected: r.rejected.len() as u64,
+        };
+        crate::interrupt::note_progress(committed.text());
+        bar.set_message(format!("{} added", committed.inserted));
+        !interrupted()
+    });
+    bar.finish_and_clear();
+    let report = end_load(
+        result.map_err(CliError::from),
+        &rejections,
+        &committed.text(),
+        committed.inserted,
+        ctx,
+    )?;
+    Ok(Summary {
+        added: report.inserted,
+        duplicates: 0,
+        rejected: report.rejected.len() as u64,
+        replaced: report.replaced,
+        commits: report.commits,
+        text: committed.text(),
+    })
+}
+
+/// Documents per `insert_unique_many` call of a dedup-on-write load.
+const UNIQUE_CHUNK: usize = 1024;
+
+/// Dedup-on-write load, `insert_unique_many` over chunks of documents,
+/// committing every `batch` documents; Ctrl-C is noticed between chunks.
+pub fn load_unique(
+    db: &Database,
+    records: impl Iterator<Item = (String, DocumentBuf)>,
+    batch: usize,
+    threshold: f64,
+    bar: &ProgressBar,
+    ctx: &Context,
+) -> Result<Summary, CliError> {
+    // Committed counts, and those of the open transaction.
+    let (mut inserted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
+    let mut commits = 0u64;
+    let mut rejections = Limited::default();
+    let text = |inserted: u64, duplicates: u64, rejected: u64| {
+        format!(
+            "added {inserted} document(s); {duplicates} near-duplicate(s) not added; {rejected} rejected"
+        )
+    };
+    let mut records = records;
+    let result = (|| -> Result<(), CliError> {
+        let mut done = false;
+        while !done && !interrupted() {
+            let mut txn = db.batch()?;
+            let (mut new, mut dup, mut rej) = (0u64, 0u64, 0u64);
+            let mut left = batch.max(1);
+            while left > 0 && !done && !interrupted() {
+                // Prepared in parallel, checked in order (one call per chunk).
+                let want = left.min(UNIQUE_CHUNK);
+                let chunk: Vec<(String, DocumentBuf)> = records.by_ref().take(want).collect();
+                done = chunk.len() < want;
+                left -= chunk.len();
+                let results = txn.insert_unique_many(&chunk, threshold)?;
+                for ((key, _), result) in chunk.iter().zip(results) {
+                    match result {
+                        Ok(Unique::Inserted) => new += 1,
+                        Ok(Unique::Duplicate(hit)) => {
+                            dup += 1;
+                            line(format_args!(
+                                "duplicate: `{}` is a near-duplicate of `{}` ({}); not added",
+                                short(key),
+                                short(&hit.key),
+                                similarity(hit.similarity)
+                            ));
+                        }
+                        Err(
+                            err @ (lshdb::Error::EmptyDocument { .. }
+                            | lshdb::Error::InvalidKey { .. }
+                            | lshdb::Error::DocumentTooLarge { .. }),
+                        ) => {
+                            rej += 1;
+                            reject(&mut rejections, key, &err);
+                        }
+                        Err(err) => return Err(err.into()),
+                    }
+                }
+            }
+            txn.commit()?;
+            commits += 1;
+            (inserted, duplicates, rejected) = (inserted + new, duplicates + dup, rejected + rej);
+            crate::interrupt::note_progress(text(inserted, duplicates, rejected));
+            bar.set_message(format!("{inserted} added"));
+        }
+        Ok(())
+    })();
+    bar.finish_and_clear();
+    let summary = text(inserted, duplicates, rejected);
+    end_load(result, &rejections, &summary, inserted, ctx)?;
+    Ok(Summary {
+        added: inserted,
+        duplicates,
+        rejected,
+        replaced: 0,
+        commits,
+        text: summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_load_reports_what_is_committed_before_the_error() {
+        let committed = Committed {
+            inserted: 20,
+            replaced: 1,
+            commits: 2,
+            rejected: 0,
+        };
+        let err = CliError::from(std::io::Error::from_raw_os_error(28));
+        let ctx = Context::default();
+        let (summary, error) = failed_load(&committed.text(), committed.inserted, &err, &ctx);
+        assert_eq!(
+            summary,
+            "added 20 document(s) (1 replaced) in 2 commit(s); 0 rejected; stopped by an error"
+        );
+        assert!(
+            error.starts_with("I/O error: No space left on device"),
+            "{error}"
+        );
+        assert!(
+            error.ends_with("; the 20 document(s) reported above are committed and kept"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn repeated_errors_are_shown_a_few_times_then_counted() {
+        let mut limited = Limited::default();
+        for i in 0..1000 {
+            limited.push("malformed JSON", || {
+                format!("skipped line {i}: malformed JSON")
+            });
+        }
+        limited.push("missing field `text`", || "skipped line 1001".to_owned());
+        let lines = limited.lines("bad record(s)");
+        assert_eq!(lines.len(), 7, "{lines:?}");
+        assert_eq!(lines[0], "skipped line 0: malformed JSON");
+        assert_eq!(lines[5], "skipped line 1001");
+        assert_eq!(
+            lines[6],
+            "… and 995 more bad record(s) with the same error (malformed JSON); 1000 in all"
+        );
+        assert_eq!(limited.total, 1001);
+        assert_eq!(
+            reason_kind(3, "malformed JSON: expected value"),
+            "malformed JSON"
+        );
+        assert_eq!(reason_kind(0, "docs/a: b.txt: binary file"), "binary file");
+    }
+}

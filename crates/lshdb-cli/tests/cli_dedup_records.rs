@@ -1,0 +1,407 @@
+//! `lshdb dedup`: no record vanishes (every input record is kept, dropped
+//! or rejected, empty texts are kept), mistakes fail (wrong field names,
+//! rejected records without `--rejected`, outputs that are one file), and
+//! outputs are compressed by their names.
+
+mod cli_support;
+
+use cli_support::Cli;
+use std::collections::BTreeSet;
+use std::io::Read;
+
+/// A text of 40 pseudo-random words, distinct for each seed.
+fn text(seed: u64) -> String {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut words = Vec::new();
+    for _ in 0..40 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let len = 4 + (x % 5) as usize;
+        let word: String = (0..len)
+            .map(|i| (b'a' + ((x >> (5 * i)) % 26) as u8) as char)
+            .collect();
+        words.push(word);
+    }
+    words.join(" ")
+}
+
+/// A record line.
+fn rec(id: &str, text: serde_json::Value) -> String {
+    format!("{}\n", serde_json::json!({"id": id, "text": text}))
+}
+
+/// Non-blank lines of a file (decompressed when `.gz` or `.zst`).
+fn lines_of(cli: &Cli, name: &str) -> Vec<String> {
+    let raw = std::fs::read(cli.path(name)).unwrap_or_default();
+    let text = decompress(&raw);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn decompress(raw: &[u8]) -> String {
+    let mut out = String::new();
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::GzDecoder::new(raw)
+            .read_to_string(&mut out)
+            .unwrap();
+    } else if raw.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        out = String::from_utf8(zstd::decode_all(raw).unwrap()).unwrap();
+    } else {
+        out = String::from_utf8(raw.to_vec()).unwrap();
+    }
+    out
+}
+
+/// An input with empty, blank and null texts, malformed lines, a missing
+/// and a non-string text, a repeated id and near-duplicates.
+fn mixed_input() -> (String, usize) {
+    let mut near = text(1);
+    near.replace_range(0..3, "zzz");
+    let lines = [
+        rec("a", text(1).into()),
+        rec("empty", "".into()),
+        "not json at all\n".to_owned(),
+        rec("blank", "   \t ".into()),
+        rec("b", text(2).into()),
+        "\n".to_owned(),
+        rec("null", serde_json::Value::Null),
+        rec("a-near", near.into()),
+        format!("{}\n", serde_json::json!({"id": "no-text", "body": "x"})),
+        rec("number", 5.into()),
+        rec("b", text(3).into()),
+        rec("empty-2", "".into()),
+        rec("a-copy", text(1).into()),
+        "[1, 2]\n".to_owned(),
+    ];
+    let records = lines.iter().filter(|l| !l.trim().is_empty()).count();
+    (lines.concat(), records)
+}
+
+#[test]
+fn every_record_is_kept_dropped_or_rejected_and_empty_texts_are_kept() {
+    let cli = Cli::new();
+    let (input, records) = mixed_input();
+    cli.write("in.jsonl", &input);
+    for keep in ["first", "longest"] {
+        let run = cli
+            .run(&[
+                "dedup",
+                "in.jsonl",
+                "--id-field",
+                "id",
+                "--keep",
+                keep,
+                "--out",
+                "k.jsonl",
+                "--dropped",
+                "d.jsonl",
+                "--rejected",
+                "r.jsonl",
+                "--json",
+            ])
+            .ok();
+        let summary = run.json();
+        let (kept, dropped, rejected) = (
+            lines_of(&cli, "k.jsonl"),
+            lines_of(&cli, "d.jsonl"),
+            lines_of(&cli, "r.jsonl"),
+        );
+        assert_eq!(
+            kept.len() + dropped.len() + rejected.len(),
+            records,
+            "{keep}: kept {kept:?}\ndropped {dropped:?}\nrejected {rejected:?}"
+        );
+        assert_eq!(summary["read"], records);
+        assert_eq!(summary["kept"], kept.len());
+        assert_eq!(summary["rejected"], rejected.len());
+        let kept_ids: BTreeSet<String> = kept
+            .iter()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+            .collect();
+        for id in ["empty", "blank", "null", "empty-2", "a", "b"] {
+            assert!(kept_ids.contains(&format!("\"{id}\"")), "{keep}: {id} kept");
+        }
+        // Rejected records come back unchanged, with the reason and place.
+        let reasons: Vec<(String, u64, String)> = rejected
+            .iter()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                assert_eq!(v["source"], "in.jsonl");
+                let line = v["line"].as_u64().unwrap();
+                let original = input.lines().nth(line as usize - 1).unwrap();
+                assert_eq!(v["record"], original, "{keep}");
+                (
+                    v["record"].as_str().unwrap().to_owned(),
+                    line,
+                    v["reason"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(reasons.len(), 5, "{keep}: {reasons:?}");
+        assert!(reasons.iter().any(|r| r.2.starts_with("repeated id")));
+        assert!(reasons.iter().any(|r| r.2.starts_with("malformed JSON")));
+        assert!(reasons.iter().any(|r| r.2 == "missing field `text`"));
+    }
+}
+
+#[test]
+fn a_rejected_record_without_rejected_fails_and_writes_nothing() {
+    let cli = Cli::new();
+    let (input, _) = mixed_input();
+    cli.write("in.jsonl", &input);
+    let run = cli
+        .run(&["dedup", "in.jsonl", "--id-field", "id", "--out", "k.jsonl"])
+        .expect(1);
+    let last = run.stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("lshdb: 5 record(s) were rejected") && last.contains("--rejected"),
+        "{}",
+        run.stderr
+    );
+    assert!(!cli.path("k.jsonl").exists());
+    // To standard output as well: exit 1, saying what went there.
+    let run = cli
+        .run(&["dedup", "in.jsonl", "--id-field", "id"])
+        .expect(1);
+    let went = run.stdout.lines().count();
+    assert!(went > 0);
+    assert!(
+        run.stderr.contains(&format!(
+            "would be lost: {went} kept record(s) went to standard output before the stop (an incomplete output)"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_text_or_id_field_no_record_has_is_an_error_naming_the_fields_seen() {
+    let cli = Cli::new();
+    let input: String = (0..5)
+        .map(|i| {
+            format!(
+                "{}\n",
+                serde_json::json!({"url": format!("u{i}"), "body": text(i)})
+            )
+        })
+        .collect();
+    cli.write("in.jsonl", &input);
+    let err = cli
+        .run(&[
+            "dedup",
+            "in.jsonl",
+            "--text-field",
+            "summary",
+            "--out",
+            "k.jsonl",
+        ])
+        .error_line();
+    assert!(
+        err.starts_with("lshdb: none of the first 5 record(s) of in.jsonl has the field `summary`")
+            && err.contains("`body`, `url`"),
+        "{err}"
+    );
+    assert!(!cli.path("k.jsonl").exists());
+    let err = cli
+        .run(&[
+            "dedup",
+            "in.jsonl",
+            "--text-field",
+            "body",
+            "--id-field",
+            "id",
+        ])
+        .error_line();
+    assert!(err.contains("`id` (--id-field)"), "{err}");
+    // Several inputs: the second's first chunk is checked too.
+    cli.write("two.jsonl", rec("x", text(9).into()));
+    let err = cli
+        .run(&["dedup", "two.jsonl", "in.jsonl", "--id-field", "id"])
+        .error_line();
+    assert!(err.contains("in.jsonl"), "{err}");
+    // The right fields work.
+    cli.run(&[
+        "dedup",
+        "in.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "url",
+        "--out",
+        "k.jsonl",
+    ])
+    .ok();
+    assert_eq!(lines_of(&cli, "k.jsonl").len(), 5);
+    // CSV and Parquet name their columns.
+    cli.write("in.csv", "url,body\nu1,some text\n");
+    let err = cli
+        .run(&["dedup", "in.csv", "--text-field", "summary"])
+        .error_line();
+    assert!(err.contains("its columns: `url`, `body`"), "{err}");
+    let err = cli
+        .run(&[
+            "dedup",
+            "in.csv",
+            "--text-field",
+            "body",
+            "--id-field",
+            "id",
+        ])
+        .error_line();
+    assert!(err.contains("`id` (--id-field)"), "{err}");
+}
+
+#[test]
+fn outputs_named_gz_or_zst_are_compressed() {
+    let cli = Cli::new();
+    let (input, _) = mixed_input();
+    cli.write("in.jsonl", &input);
+    let plain = |name: &str| lines_of(&cli, name);
+    cli.run(&[
+        "dedup",
+        "in.jsonl",
+        "--id-field",
+        "id",
+        "--out",
+        "k.jsonl",
+        "--dropped",
+        "d.jsonl",
+        "--rejected",
+        "r.jsonl",
+    ])
+    .ok();
+    for ext in ["gz", "zst"] {
+        let (k, d, r) = (
+            format!("k.jsonl.{ext}"),
+            format!("d.jsonl.{ext}"),
+            format!("r.jsonl.{ext}"),
+        );
+        cli.run(&[
+            "dedup",
+            "in.jsonl",
+            "--id-field",
+            "id",
+            "--out",
+            &k,
+            "--dropped",
+            &d,
+            "--rejected",
+            &r,
+        ])
+        .ok();
+        for (compressed, reference) in [(&k, "k.jsonl"), (&d, "d.jsonl"), (&r, "r.jsonl")] {
+            let raw = std::fs::read(cli.path(compressed)).unwrap();
+            let magic: &[u8] = if ext == "gz" {
+                &[0x1f, 0x8b]
+            } else {
+                &[0x28, 0xb5, 0x2f, 0xfd]
+            };
+            assert!(raw.starts_with(magic), "{compressed} is compressed");
+            assert_eq!(plain(compressed), plain(reference), "{compressed}");
+        }
+    }
+}
+
+#[test]
+fn outputs_that_are_one_file_or_the_new_database_are_refused_before_writing() {
+    let cli = Cli::new();
+    cli.write("in.jsonl", rec("a", text(1).into()));
+    let refused = |args: &[&str], says: &str| {
+        let run = cli.run(args).expect(2);
+        assert!(
+            run.stderr.starts_with("error: ") && run.stderr.contains(says),
+            "{args:?}: {}",
+            run.stderr
+        );
+    };
+    // A database not yet created is still the output's file.
+    refused(
+        &[
+            "dedup",
+            "in.jsonl",
+            "--db",
+            "new.lshdb",
+            "--out",
+            "new.lshdb",
+        ],
+        "--out new.lshdb is the database file itself (new.lshdb)",
+    );
+    refused(
+        &[
+            "dedup",
+            "in.jsonl",
+            "--db",
+            "new.lshdb",
+            "--dropped",
+            "./new.lshdb",
+        ],
+        "is the database file itself",
+    );
+    assert!(!cli.path("new.lshdb").exists());
+    refused(
+        &[
+            "dedup",
+            "in.jsonl",
+            "--out",
+            "x.jsonl",
+            "--dropped",
+            "x.jsonl",
+        ],
+        "--out x.jsonl and --dropped x.jsonl are one file",
+    );
+    std::fs::create_dir(cli.path("sub")).unwrap();
+    refused(
+        &[
+            "dedup",
+            "in.jsonl",
+            "--clusters",
+            "sub/../c.jsonl",
+            "--rejected",
+            "c.jsonl",
+        ],
+        "are one file",
+    );
+    refused(
+        &[
+            "dedup",
+            "in.jsonl",
+            "--out",
+            "k.jsonl",
+            "--rejected",
+            "in.jsonl",
+        ],
+        "--rejected in.jsonl is the input in.jsonl",
+    );
+    assert!(!cli.path("x.jsonl").exists() && !cli.path("c.jsonl").exists());
+    // An existing output is left as it was.
+    cli.write("x.jsonl", "old\n");
+    refused(
+        &[
+            "dedup",
+            "in.jsonl",
+            "--out",
+            "x.jsonl",
+            "--dropped",
+            "x.jsonl",
+        ],
+        "are one file",
+    );
+    assert_eq!(
+        std::fs::read_to_string(cli.path("x.jsonl")).unwrap(),
+        "old\n"
+    );
+    // One input twice is allowed.
+    cli.run(&[
+        "dedup",
+        "in.jsonl",
+        "./in.jsonl",
+        "--out",
+        "k.jsonl",
+        "--rejected",
+        "r.jsonl",
+    ])
+    .ok();
+}
