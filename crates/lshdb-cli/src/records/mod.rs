@@ -8,6 +8,7 @@
 //! input; the readers live in `text` (JSON Lines, CSV) and `parquet`, the
 //! writer in `sink`.
 
+use crate::support::jsonl::Lines;
 use crate::CliError;
 use arrow_array::RecordBatch;
 use std::io::Read;
@@ -160,11 +161,9 @@ impl Source {
         };
         Ok(match format {
             Format::Jsonl => Source::Lines(LineSource {
-                input: open()?,
+                lines: Lines::new(open()?, 0),
                 fields: fields.clone(),
-                line: 0,
                 chunk: chunk_for(path),
-                buf: Vec::new(),
                 path: path.to_owned(),
                 surveyed: false,
             }),
