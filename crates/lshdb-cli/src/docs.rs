@@ -199,19 +199,7 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
     }
     print_skipped(&skipped);
     if let Some(output) = file {
-        if interrupted() {
-            let target = output.target().display().to_string();
-            drop(output);
-            return fail(format!("interrupted: {target} was not written"));
-        }
-        output.finish()?;
-        match args.salvage {
-            true => line(format_args!(
-                "exported {count} document(s); {} skipped as unreadable",
-                skipped.len()
-            )),
-            false => line(format_args!("exported {count} document(s)")),
-        }
+        finish_export(output, count, args.salvage.then_some(skipped.len()))?;
     }
     if skipped.is_empty() {
         return Ok(Outcome::Ok);
@@ -222,6 +210,24 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
         skipped.len()
     );
     Ok(Outcome::Damaged)
+}
+
+/// Puts an export's output file in place (unless interrupted) and says
+/// what it holds; `skipped`: the unreadable documents of a salvage.
+fn finish_export(output: Output, count: u64, skipped: Option<usize>) -> Result<(), CliError> {
+    if interrupted() {
+        let target = output.target().display().to_string();
+        drop(output);
+        return fail(format!("interrupted: {target} was not written"));
+    }
+    output.finish()?;
+    match skipped {
+        Some(skipped) => line(format_args!(
+            "exported {count} document(s); {skipped} skipped as unreadable"
+        )),
+        None => line(format_args!("exported {count} document(s)")),
+    }
+    Ok(())
 }
 
 /// The documents a salvaging export could not read, on standard error.
