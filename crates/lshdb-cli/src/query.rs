@@ -160,9 +160,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     if args.json {
         json(&result_json(&label, &result, args.explain));
     } else {
-        for warning in &result.explain.warnings {
-            eprintln!("lshdb: note: {}", crate::render::warning(warning));
-        }
+        crate::render::print_warnings(&result.explain.warnings);
         for hit in &result.hits {
             line(format_args!(
                 "{}\t{}",
