@@ -1,6 +1,7 @@
 //! JSON Lines input: one document per line, with every bad line reported
 //! by number instead of stopping (or panicking on) the load.
 
+use crate::interrupt::Interrupt;
 use crate::support::jsonl;
 use lshdb::{DocumentBuf, MAX_DOCUMENT_BYTES};
 use std::io::{BufRead, Read};
@@ -133,10 +134,12 @@ pub struct InterruptibleStdin {
     block: Vec<u8>,
     at: usize,
     ended: bool,
+    /// The run's Ctrl-C state.
+    interrupt: Interrupt,
 }
 
 impl InterruptibleStdin {
-    pub fn new() -> Self {
+    pub fn new(interrupt: Interrupt) -> Self {
         let (sender, blocks) = std::sync::mpsc::sync_channel(16);
         std::thread::spawn(move || {
             let mut stdin = std::io::stdin().lock();
@@ -162,6 +165,7 @@ impl InterruptibleStdin {
             block: Vec::new(),
             at: 0,
             ended: false,
+            interrupt,
         }
     }
 }
@@ -172,7 +176,7 @@ impl Read for InterruptibleStdin {
             if self.ended {
                 return Ok(0);
             }
-            if crate::interrupt::interrupted() {
+            if self.interrupt.interrupted() {
                 return Err(std::io::Error::other("interrupted"));
             }
             match self

@@ -73,7 +73,7 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
     } = *run;
     let Outputs { side, counts, bar } = out;
     let mut learnt = pass_one(run, counts, bar)?;
-    let kept_copies = decide(db, threshold, &mut learnt)?;
+    let kept_copies = decide(db, threshold, &mut learnt, run.interrupt)?;
     let Learnt { seen, .. } = learnt;
     // A persistent database keeps only the kept records: the loaded
     // records dropped go, the kept copies come in pass 2.
@@ -104,18 +104,12 @@ fn pass_two(
     target: Target,
     (side, counts): (&mut Side, &mut Counts),
 ) -> Result<Target, CliError> {
-    let Run {
-        args,
-        db,
-        fields,
-        format,
-        ..
-    } = *run;
+    let Run { args, db, .. } = *run;
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     let mut done: HashSet<String> = HashSet::new();
     let mut to_store: Vec<(String, String)> = Vec::new();
-    let layout = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
+    let layout = for_each_chunk(run, |input, layout, chunk| {
         let place = Place {
             inputs: &args.inputs,
             input,
@@ -240,10 +234,10 @@ fn pass_one(
         let loader = scope.spawn(|| {
             let docs = receiver.into_iter().flatten();
             db.insert_bulk(docs, &BulkOptions::default().batch(args.batch), |_| {
-                !interrupted()
+                !run.interrupt.interrupted()
             })
         });
-        let read = for_each_chunk(&args.inputs, run.format, run.fields, |input, _, chunk| {
+        let read = for_each_chunk(run, |input, _, chunk| {
             let place = Place {
                 inputs: &args.inputs,
                 input,
@@ -284,7 +278,7 @@ fn pass_one(
     if let Some(err) = failure.into_inner() {
         return Err(err);
     }
-    if interrupted() {
+    if run.interrupt.interrupted() {
         return fail("interrupted");
     }
     let mut learnt = state.into_inner();

@@ -8,6 +8,7 @@
 //! input; the readers live in `text` (JSON Lines, CSV) and `parquet`, the
 //! writer in `sink`.
 
+use crate::interrupt::Interrupt;
 use crate::support::jsonl::Lines;
 use crate::CliError;
 use arrow_array::RecordBatch;
@@ -146,14 +147,19 @@ pub enum Source {
 
 impl Source {
     /// Opens `path` (`-`: standard input) as `format`.
-    pub fn open(path: &str, format: Format, fields: &Fields) -> Result<Self, CliError> {
+    pub fn open(
+        path: &str,
+        format: Format,
+        fields: &Fields,
+        interrupt: &Interrupt,
+    ) -> Result<Self, CliError> {
         let name = Path::new(path);
         let open = || {
             let input = match path {
                 // Read on a thread of its own, so that Ctrl-C is
                 // noticed while a pipe delivers nothing.
                 "-" => crate::input::decoded(std::io::BufReader::new(
-                    crate::input::InterruptibleStdin::new(),
+                    crate::input::InterruptibleStdin::new(interrupt.clone()),
                 )),
                 _ => crate::input::open_input(path),
             };
@@ -265,7 +271,13 @@ mod chunk_tests {
             id: None,
             score: None,
         };
-        let mut source = Source::open(path.to_str().unwrap(), Format::Jsonl, &fields).unwrap();
+        let mut source = Source::open(
+            path.to_str().unwrap(),
+            Format::Jsonl,
+            &fields,
+            &Interrupt::default(),
+        )
+        .unwrap();
         let mut records = 0;
         while let Some(chunk) = source.next_chunk().unwrap() {
             let Raw::Bytes(raw) = &chunk.raw else {

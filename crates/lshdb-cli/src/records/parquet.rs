@@ -315,6 +315,7 @@ mod tests {
             path.to_str().unwrap(),
             super::super::Format::Parquet,
             &fields,
+            &crate::interrupt::Interrupt::default(),
         )
         .unwrap();
         let mut rows = 0;

@@ -10,6 +10,7 @@ pub(super) fn decide(
     db: &Database,
     threshold: f64,
     learnt: &mut Learnt,
+    interrupt: &Interrupt,
 ) -> Result<HashSet<String>, CliError> {
     let groups = db.groups(threshold)?;
     let mut pairs_needed: Vec<(String, String)> = Vec::new();
@@ -49,7 +50,7 @@ pub(super) fn decide(
         .filter(|k| learnt.seen.get(*k).is_some_and(|s| s.copy_of.is_some()))
         .cloned()
         .collect();
-    similarities(db, learnt, pairs_needed)?;
+    similarities(db, learnt, pairs_needed, interrupt)?;
     Ok(kept_copies)
 }
 
@@ -92,6 +93,7 @@ fn similarities(
     db: &Database,
     learnt: &mut Learnt,
     pairs_needed: Vec<(String, String)>,
+    interrupt: &Interrupt,
 ) -> Result<(), CliError> {
     let loaded_as = |seen: &HashMap<String, Seen>, k: &str| -> String {
         seen.get(k)
@@ -108,7 +110,7 @@ fn similarities(
             if wanted.contains(doc.key.as_str()) {
                 sets.insert(doc.key, doc.shingles);
             }
-            !interrupted()
+            !interrupt.interrupted()
         })?;
     }
     for (dropped, kept) in pairs_needed {
