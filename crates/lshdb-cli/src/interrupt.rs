@@ -11,26 +11,28 @@
 //! The design:
 //!
 //! - The run's [`Interrupt`] (owned by its context, never a global) is
-//!   shared with the handler, which [`Interrupt::install`] sets once, at the start of `main`. It runs on
-//!   a thread of its own (the `ctrlc` crate), so it runs even while the
-//!   main thread is blocked.
+//!   shared with the handler, which [`Interrupt::install`] sets once, at
+//!   the start of `main`. It runs on a thread of its own (the `ctrlc`
+//!   crate), so it runs even while the main thread is blocked.
 //! - A command that opens the database for writing says so
-//!   ([`Interrupt::writing`], called by `args::open_waiting`). The first Ctrl-C then
-//!   never ends the program: the command notices it ([`Interrupt::interrupted`])
-//!   between units of work (commits, documents), finishes the current one,
-//!   prints what is committed, returns — which closes the database — and
-//!   exits with 130. A write command that is one indivisible step
-//!   (`compact`, `rebuild`, `check --pages`) finishes that step. Input that
-//!   could block (standard input, a pipe) is read on a thread of its own
-//!   ([`Interrupt::interruptible`], [`Interrupt::unless_interrupted`]), so the main thread never
-//!   waits where it cannot look. A named input is opened before the
-//!   database: opening a FIFO waits for its writer, which Ctrl-C then ends
-//!   at once, with nothing held.
+//!   ([`Interrupt::writing`], called by `args::open_waiting`). The first
+//!   Ctrl-C then never ends the program: the command notices it
+//!   ([`Interrupt::interrupted`]) between units of work (commits,
+//!   documents), finishes the current one, prints what is committed,
+//!   returns — which closes the database — and exits with 130. A write
+//!   command that is one indivisible step (`compact`, `rebuild`, `check
+//!   --pages`) finishes that step. Input that could block (standard input,
+//!   a pipe) is read on a thread of its own ([`Interrupt::interruptible`],
+//!   [`Interrupt::unless_interrupted`]), so the main thread never waits
+//!   where it cannot look. A named input is opened before the database:
+//!   opening a FIFO waits for its writer, which Ctrl-C then ends at once,
+//!   with nothing held.
 //! - A command that only reads (its handle is read-only; nothing needs
-//!   closing) and checks [`Interrupt::interrupted`] in its loops ([`Interrupt::catch_interrupt`])
-//!   gets a grace period of [`GRACE`] to notice; a read command that never
-//!   checks is ended at once. Either way it prints the last progress note
-//!   ([`Interrupt::note_progress`]) and exits with 130.
+//!   closing) and checks [`Interrupt::interrupted`] in its loops
+//!   ([`Interrupt::catch_interrupt`]) gets a grace period of [`GRACE`] to
+//!   notice; a read command that never checks is ended at once. Either way
+//!   it prints the last progress note ([`Interrupt::note_progress`]) and
+//!   exits with 130.
 //! - The second Ctrl-C exits with 130 at once, whatever is going on. If a
 //!   database was open for writing, the message says how to repair it.
 
