@@ -256,6 +256,20 @@ mod tests {
 }
 
 #[cfg(test)]
+impl Source {
+    /// `path` opened as `format`, with only a `text` field: for tests.
+    pub(crate) fn open_text(path: &Path, format: Format) -> Self {
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+        };
+        let path = path.to_str().expect("a UTF-8 path");
+        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+    }
+}
+
+#[cfg(test)]
 mod chunk_tests {
     use super::*;
 
@@ -266,18 +280,7 @@ mod chunk_tests {
         let text = "word ".repeat(1 << 20);
         let line = format!("{}\n", serde_json::json!({ "text": text }));
         std::fs::write(&path, line.repeat(40)).unwrap();
-        let fields = Fields {
-            text: "text".into(),
-            id: None,
-            score: None,
-        };
-        let mut source = Source::open(
-            path.to_str().unwrap(),
-            Format::Jsonl,
-            &fields,
-            &Interrupt::default(),
-        )
-        .unwrap();
+        let mut source = Source::open_text(&path, Format::Jsonl);
         let mut records = 0;
         while let Some(chunk) = source.next_chunk().unwrap() {
             let Raw::Bytes(raw) = &chunk.raw else {

@@ -286,7 +286,7 @@ fn integer_at(array: &ArrayRef, row: usize) -> Option<i128> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Fields, Parsed, Raw, Source, CHUNK_BYTES};
+    use super::super::{Parsed, Raw, Source, CHUNK_BYTES};
     use arrow_array::types::Int32Type;
     use arrow_array::{Array, DictionaryArray, Int32Array, RecordBatch, StringArray};
     use std::sync::Arc;
@@ -306,18 +306,7 @@ mod tests {
         let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        let fields = Fields {
-            text: "text".into(),
-            id: None,
-            score: None,
-        };
-        let mut source = Source::open(
-            path.to_str().unwrap(),
-            super::super::Format::Parquet,
-            &fields,
-            &crate::interrupt::Interrupt::default(),
-        )
-        .unwrap();
+        let mut source = Source::open_text(&path, super::super::Format::Parquet);
         let mut rows = 0;
         while let Some(chunk) = source.next_chunk().unwrap() {
             let bytes: usize = chunk
