@@ -226,3 +226,26 @@ impl Interrupt {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state is the run's, not the process's: a press seen by one
+    /// `Interrupt` (and its clones, such as the handler's) is not seen by
+    /// another, and stops only its readers.
+    #[test]
+    fn each_run_has_its_own_state() {
+        let pressed = Interrupt::default();
+        let handler = pressed.clone();
+        let other = Interrupt::default();
+        handler.0.presses.fetch_add(1, Ordering::SeqCst);
+        assert!(pressed.interrupted());
+        assert!(handler.0.noticed.load(Ordering::SeqCst));
+        assert!(!other.interrupted());
+        assert_eq!(pressed.interruptible(0..3).count(), 0);
+        assert_eq!(other.interruptible(0..3).count(), 3);
+        assert_eq!(pressed.unless_interrupted(|| 1), None);
+        assert_eq!(other.unless_interrupted(|| 1), Some(1));
+    }
+}
