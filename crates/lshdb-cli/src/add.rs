@@ -3,7 +3,7 @@
 
 use crate::args::{open_waiting, parse_threshold, JsonFields, Wait};
 use crate::input::{read_text_file, Counting, FileText, InputError, Record};
-use crate::interrupt::catch_interrupt;
+use crate::interrupt::Interrupt;
 use crate::output::{progress, progress_bytes};
 use crate::support::context::Context;
 use crate::support::load::{good_records, load_unique, load_with, report, Skips};
@@ -115,9 +115,11 @@ fn expand(args: &Args) -> Result<Vec<(String, Source)>, CliError> {
 /// The documents of `add PATHS`, read one at a time. A FIFO, a device or
 /// standard input may keep the reader waiting: it is read on a thread of
 /// its own, and Ctrl-C ends the documents there.
-fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Record, InputError>> {
-    use crate::interrupt::unless_interrupted;
-    docs.into_iter().map_while(|(key, source)| {
+fn file_records(
+    docs: Vec<(String, Source)>,
+    interrupt: Interrupt,
+) -> impl Iterator<Item = Result<Record, InputError>> {
+    docs.into_iter().map_while(move |(key, source)| {
         let bad = |reason: String| InputError::Bad { line: 0, reason };
         let key_text = match source {
             Source::Stdin => "standard input".to_owned(),
@@ -132,10 +134,10 @@ fn file_records(docs: Vec<(String, Source)>) -> impl Iterator<Item = Result<Reco
             },
             Source::Opened(Err(e)) => Err(e),
             Source::Opened(Ok(file)) => {
-                unless_interrupted(move || crate::input::read_text_stream(file))?
+                interrupt.unless_interrupted(move || crate::input::read_text_stream(file))?
             }
             Source::Stdin => {
-                unless_interrupted(|| crate::input::read_text_stream(std::io::stdin()))?
+                interrupt.unless_interrupted(|| crate::input::read_text_stream(std::io::stdin()))?
             }
         };
         Some(match read {
@@ -170,14 +172,14 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     // database held locked meanwhile. Standard input needs no opening.
     let named = match args.jsonl.as_deref() {
         Some("-") => None,
-        Some(path) => Some(open_jsonl(args, path)?),
-        None => Some(file_input(expand(args)?)),
+        Some(path) => Some(open_jsonl(args, path, ctx.interrupt())?),
+        None => Some(file_input(expand(args)?, ctx.interrupt())),
     };
     let db = open_waiting(&args.file, &args.wait, ctx)?;
-    catch_interrupt();
+    ctx.interrupt().catch_interrupt();
     let (input, bar) = match named {
         Some(input) => input,
-        None => stdin_jsonl(args)?,
+        None => stdin_jsonl(args, ctx.interrupt())?,
     };
     let skips = RefCell::new(Skips {
         input: match args.jsonl.as_deref() {
@@ -192,14 +194,15 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         None => load_with(&db, records, args.batch, &bar, ctx)?,
         Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar, ctx)?,
     };
-    report(&summary, skips.into_inner(), args.json)
+    report(&summary, skips.into_inner(), args.json, ctx)
 }
 
 /// JSON Lines on standard input, with a spinner counting records. Its
 /// first bytes (is it compressed?) may take long to come: Ctrl-C ends
 /// that wait too.
-fn stdin_jsonl(args: &Args) -> Result<Input, CliError> {
-    let stdin = crate::interrupt::unless_interrupted(|| crate::input::open_input("-"))
+fn stdin_jsonl(args: &Args, interrupt: &Interrupt) -> Result<Input, CliError> {
+    let stdin = interrupt
+        .unless_interrupted(|| crate::input::open_input("-"))
         .ok_or_else(|| {
             CliError::Interrupted("interrupted: no input was read; nothing was added".into())
         })?
@@ -207,12 +210,12 @@ fn stdin_jsonl(args: &Args) -> Result<Input, CliError> {
     let bar = progress(None, "adding");
     let counter = bar.clone();
     let records = args.fields.reader(stdin).inspect(move |_| counter.inc(1));
-    Ok((Box::new(crate::interrupt::interruptible(records)), bar))
+    Ok((Box::new(interrupt.interruptible(records)), bar))
 }
 
 /// Opens a JSON Lines file and reads its first bytes (is it compressed?);
 /// the bar moves over the file's bytes.
-fn open_jsonl(args: &Args, path: &str) -> Result<Input, CliError> {
+fn open_jsonl(args: &Args, path: &str, interrupt: &Interrupt) -> Result<Input, CliError> {
     let name = Path::new(path);
     let file = std::fs::File::open(name).map_err(crate::io_context("cannot open input", name))?;
     let size = file.metadata().ok().map(|m| m.len());
@@ -226,13 +229,13 @@ fn open_jsonl(args: &Args, path: &str) -> Result<Input, CliError> {
         .fields
         .reader(reader)
         .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
-    Ok((Box::new(crate::interrupt::interruptible(records)), bar))
+    Ok((Box::new(interrupt.interruptible(records)), bar))
 }
 
 /// The documents of `add PATHS`, one per file; the bar counts files.
-fn file_input(docs: Vec<(String, Source)>) -> Input {
+fn file_input(docs: Vec<(String, Source)>, interrupt: &Interrupt) -> Input {
     let bar = progress(Some(docs.len() as u64), "adding");
     let counter = bar.clone();
-    let records = file_records(docs).inspect(move |_| counter.inc(1));
+    let records = file_records(docs, interrupt.clone()).inspect(move |_| counter.inc(1));
     (Box::new(records), bar)
 }

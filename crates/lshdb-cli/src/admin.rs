@@ -49,7 +49,7 @@ pub struct CreateArgs {
     json: bool,
 }
 
-pub fn create(args: &CreateArgs) -> CmdResult {
+pub fn create(args: &CreateArgs, ctx: &Context) -> CmdResult {
     let mut config = Config::jaccard(args.threshold)
         .num_perm(args.num_perm)
         .shingle(args.shingle)
@@ -62,7 +62,7 @@ pub fn create(args: &CreateArgs) -> CmdResult {
         config = config.simhash(3);
     }
     let db = Database::create(&args.file, config)?;
-    crate::interrupt::writing();
+    ctx.interrupt().writing();
     let s = db.settings();
     if args.json {
         json(

@@ -96,7 +96,7 @@ fn open_with(path: &Path, builder: lshdb::Builder, ctx: &Context) -> Result<Data
         other => CliError::Lib(other),
     })?;
     if !db.is_read_only() {
-        crate::interrupt::writing();
+        ctx.interrupt().writing();
     }
     Ok(db)
 }

@@ -18,9 +18,7 @@ pub fn print(
         json(&result_json(label, threshold, result, explain));
         return;
     }
-    for warning in &result.explain.warnings {
-        eprintln!("lshdb: note: {}", crate::render::warning(warning));
-    }
+    crate::render::print_warnings(&result.explain.warnings);
     for hit in &result.hits {
         line(format_args!(
             "{}\t{}\t{}",

@@ -3,7 +3,7 @@
 
 use crate::args::{open_read_only, open_waiting, Wait};
 use crate::input::{open_input, JsonLines};
-use crate::interrupt::{catch_interrupt, interrupted};
+use crate::interrupt::Interrupt;
 use crate::output::{escaped, json, line, short};
 use crate::support::context::Context;
 use crate::support::load::{good_records, load, report, Skips};
@@ -152,7 +152,7 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
     let mut stdout = None;
     let out: &mut dyn Write = match &args.out {
         Some(path) => {
-            catch_interrupt();
+            ctx.interrupt().catch_interrupt();
             file.insert(Output::create(path)?)
         }
         None => stdout.insert(BufWriter::new(std::io::stdout().lock())),
@@ -162,7 +162,7 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
     let mut skipped = Vec::new();
     if failure.is_none() {
         let mut write = |doc: lshdb::ExportedDocument| {
-            if interrupted() {
+            if ctx.interrupt().interrupted() {
                 return false;
             }
             let value = match doc.text {
@@ -199,19 +199,8 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
     }
     print_skipped(&skipped);
     if let Some(output) = file {
-        if interrupted() {
-            let target = output.target().display().to_string();
-            drop(output);
-            return fail(format!("interrupted: {target} was not written"));
-        }
-        output.finish()?;
-        match args.salvage {
-            true => line(format_args!(
-                "exported {count} document(s); {} skipped as unreadable",
-                skipped.len()
-            )),
-            false => line(format_args!("exported {count} document(s)")),
-        }
+        let salvaged = args.salvage.then_some(skipped.len());
+        finish_export(output, count, salvaged, ctx.interrupt())?;
     }
     if skipped.is_empty() {
         return Ok(Outcome::Ok);
@@ -222,6 +211,29 @@ pub fn export(args: &ExportArgs, ctx: &Context) -> CmdResult {
         skipped.len()
     );
     Ok(Outcome::Damaged)
+}
+
+/// Puts an export's output file in place (unless interrupted) and says
+/// what it holds; `skipped`: the unreadable documents of a salvage.
+fn finish_export(
+    output: Output,
+    count: u64,
+    skipped: Option<usize>,
+    interrupt: &Interrupt,
+) -> Result<(), CliError> {
+    if interrupt.interrupted() {
+        let target = output.target().display().to_string();
+        drop(output);
+        return fail(format!("interrupted: {target} was not written"));
+    }
+    output.finish()?;
+    match skipped {
+        Some(skipped) => line(format_args!(
+            "exported {count} document(s); {skipped} skipped as unreadable"
+        )),
+        None => line(format_args!("exported {count} document(s)")),
+    }
+    Ok(())
 }
 
 /// The documents a salvaging export could not read, on standard error.
@@ -365,12 +377,15 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
         _ => Some(open_import(path)?),
     };
     let db = open_waiting(&args.file, &args.wait, ctx)?;
-    catch_interrupt();
+    ctx.interrupt().catch_interrupt();
     let (header, input) = match named {
         Some(opened) => opened,
-        None => crate::interrupt::unless_interrupted(|| open_import("-")).ok_or_else(|| {
-            CliError::Interrupted("interrupted: no input was read; nothing was imported".into())
-        })??,
+        None => ctx
+            .interrupt()
+            .unless_interrupted(|| open_import("-"))
+            .ok_or_else(|| {
+                CliError::Interrupted("interrupted: no input was read; nothing was imported".into())
+            })??,
     };
     let refusal = shingle_refusal(header.as_ref(), db.settings(), args.unchecked_shingles)?;
     let mut reader = JsonLines::new(input, "id", "text");
@@ -379,7 +394,7 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
     }
     // A refused shingle set ends the input there, as a fatal record.
     let fatal = RefCell::new(None);
-    let checked = crate::interrupt::interruptible(reader).map_while(|item| {
+    let checked = ctx.interrupt().interruptible(reader).map_while(|item| {
         if let (Ok(record), Some(why)) = (&item, &refusal) {
             if matches!(record.doc, DocumentBuf::Shingles(_)) {
                 *fatal.borrow_mut() = Some(format!("line {}: {why}", record.line));
@@ -397,5 +412,5 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
     if let Some(fatal) = fatal.into_inner() {
         skips.fatal = Some(fatal);
     }
-    report(&summary, skips, args.json)
+    report(&summary, skips, args.json, ctx)
 }

@@ -1,14 +1,12 @@
 //! JSON Lines input: one document per line, with every bad line reported
 //! by number instead of stopping (or panicking on) the load.
 
+use crate::interrupt::Interrupt;
+use crate::support::jsonl;
 use lshdb::{DocumentBuf, MAX_DOCUMENT_BYTES};
 use std::io::{BufRead, Read};
 #[cfg(test)]
 use std::path::Path;
-
-/// Longest accepted input line: a maximal document plus room for the key
-/// and JSON escaping.
-const MAX_LINE: u64 = (MAX_DOCUMENT_BYTES as u64) * 2 + (1 << 20);
 
 /// One good input record.
 pub struct Record {
@@ -26,93 +24,55 @@ pub enum InputError {
 }
 
 /// Reads records from JSON Lines: objects with a key field and a text field
-/// (or, for imports, a `shingles` array of u32 hashes).
+/// (or, for imports, a `shingles` array of u32 hashes). The lines come from
+/// the CLI's one JSON Lines reader ([`jsonl::Lines`]).
 pub struct JsonLines<R> {
-    reader: R,
+    lines: jsonl::Lines<R>,
     key_field: String,
     text_field: String,
-    line: u64,
-    buf: Vec<u8>,
 }
 
 impl<R: BufRead> JsonLines<R> {
     pub fn new(reader: R, key_field: &str, text_field: &str) -> Self {
         Self {
-            reader,
+            lines: jsonl::Lines::new(reader, 0),
             key_field: key_field.to_owned(),
             text_field: text_field.to_owned(),
-            line: 0,
-            buf: Vec::new(),
         }
     }
 
     /// Numbers lines as if `n` lines (a header) came before the input.
     pub fn after_lines(mut self, n: u64) -> Self {
-        self.line = n;
+        self.lines.line = n;
         self
     }
 
     fn bad(&self, reason: impl Into<String>) -> InputError {
         InputError::Bad {
-            line: self.line,
+            line: self.lines.line,
             reason: reason.into(),
         }
     }
 
-    /// Reads the next line (without its newline) into `self.buf`; false at
-    /// the end. A line longer than [`MAX_LINE`] is consumed and reported.
-    fn next_line(&mut self) -> Result<bool, InputError> {
-        self.buf.clear();
-        let read = (&mut self.reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut self.buf)
-            .map_err(InputError::Io)?;
-        if read == 0 {
-            return Ok(false);
-        }
-        self.line += 1;
-        if self.buf.last() == Some(&b'\n') {
-            self.buf.pop();
-            if self.buf.last() == Some(&b'\r') {
-                self.buf.pop();
-            }
-        } else if read as u64 == MAX_LINE {
-            // Skip the rest of the over-long line.
-            let mut rest = Vec::new();
-            loop {
-                rest.clear();
-                let n = (&mut self.reader)
-                    .take(1 << 20)
-                    .read_until(b'\n', &mut rest)
-                    .map_err(InputError::Io)?;
-                if n == 0 || rest.last() == Some(&b'\n') {
-                    break;
-                }
-            }
-            return Err(self.bad(format!("line longer than {MAX_LINE} bytes")));
-        }
-        Ok(true)
-    }
-
     fn parse(&self) -> Result<Option<Record>, InputError> {
-        let text = std::str::from_utf8(&self.buf).map_err(|_| self.bad("not valid UTF-8"))?;
-        // A byte-order mark (at the start of a file) is not part of the record.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        if text.trim().is_empty() {
+        let Some(value) = jsonl::parse_object(&self.lines.buf).map_err(|r| self.bad(r))? else {
             return Ok(None);
-        }
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| self.bad(format!("malformed JSON: {e}")))?;
-        let object = value
-            .as_object()
-            .ok_or_else(|| self.bad("not a JSON object"))?;
-        let key = match object.get(&self.key_field) {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(serde_json::Value::Number(n)) => n.to_string(),
-            Some(_) => return Err(self.bad(format!("field `{}` is not a string", self.key_field))),
+        };
+        let key = match value.get(&self.key_field) {
+            Some(v) => jsonl::scalar_text(v)
+                .ok_or_else(|| self.bad(format!("field `{}` is not a string", self.key_field)))?,
             None => return Err(self.bad(format!("missing field `{}`", self.key_field))),
         };
-        let doc = match (object.get(&self.text_field), object.get("shingles")) {
+        Ok(Some(Record {
+            line: self.lines.line,
+            key,
+            doc: self.document(&value)?,
+        }))
+    }
+
+    /// The record's document: its text, or (without one) its shingle set.
+    fn document(&self, value: &serde_json::Value) -> Result<DocumentBuf, InputError> {
+        Ok(match (value.get(&self.text_field), value.get("shingles")) {
             (Some(serde_json::Value::String(s)), _) => {
                 if s.trim().is_empty() {
                     return Err(self.bad(format!("field `{}` is empty", self.text_field)));
@@ -132,12 +92,7 @@ impl<R: BufRead> JsonLines<R> {
                 )
             }
             (None, _) => return Err(self.bad(format!("missing field `{}`", self.text_field))),
-        };
-        Ok(Some(Record {
-            line: self.line,
-            key,
-            doc,
-        }))
+        })
     }
 }
 
@@ -146,10 +101,11 @@ impl<R: BufRead> Iterator for JsonLines<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            match self.next_line() {
-                Ok(false) => return None,
-                Ok(true) => {}
-                Err(e) => return Some(Err(e)),
+            match self.lines.read() {
+                Ok(jsonl::Line::End) => return None,
+                Ok(jsonl::Line::Read) => {}
+                Ok(jsonl::Line::TooLong) => return Some(Err(self.bad(jsonl::too_long()))),
+                Err(e) => return Some(Err(InputError::Io(e))),
             }
             match self.parse() {
                 Ok(None) => continue, // blank line
@@ -178,10 +134,12 @@ pub struct InterruptibleStdin {
     block: Vec<u8>,
     at: usize,
     ended: bool,
+    /// The run's Ctrl-C state.
+    interrupt: Interrupt,
 }
 
 impl InterruptibleStdin {
-    pub fn new() -> Self {
+    pub fn new(interrupt: Interrupt) -> Self {
         let (sender, blocks) = std::sync::mpsc::sync_channel(16);
         std::thread::spawn(move || {
             let mut stdin = std::io::stdin().lock();
@@ -207,6 +165,7 @@ impl InterruptibleStdin {
             block: Vec::new(),
             at: 0,
             ended: false,
+            interrupt,
         }
     }
 }
@@ -217,7 +176,7 @@ impl Read for InterruptibleStdin {
             if self.ended {
                 return Ok(0);
             }
-            if crate::interrupt::interrupted() {
+            if self.interrupt.interrupted() {
                 return Err(std::io::Error::other("interrupted"));
             }
             match self

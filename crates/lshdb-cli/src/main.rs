@@ -194,7 +194,7 @@ pub fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 
 fn main() -> ExitCode {
     let ctx = Context::default();
-    interrupt::install(ctx.opened_shared());
+    ctx.interrupt().install(ctx.opened_shared());
     // No panic text on standard error: the library turns a panic of the
     // storage engine on a damaged page into an error (its message carries
     // the panic's), and a panic of lshdb's own code becomes one line below.
@@ -231,7 +231,7 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
     match command {
         Command::Scan(args) => scan::run(&args, ctx),
         Command::Dedup(args) => dedup::run(&args, ctx),
-        Command::Create(args) => admin::create(&args),
+        Command::Create(args) => admin::create(&args, ctx),
         Command::Add(args) => add::run(&args, ctx),
         Command::Query(args) => query::run(&args, ctx),
         Command::Pairs(args) => pairs::pairs(&args, ctx),

@@ -32,7 +32,7 @@ pub struct PairsArgs {
 pub fn pairs(args: &PairsArgs, ctx: &Context) -> CmdResult {
     let db = open_read_only(&args.file, ctx)?;
     let threshold = args.threshold.unwrap_or(db.settings().threshold);
-    crate::interrupt::catch_interrupt();
+    ctx.interrupt().catch_interrupt();
     let bar = progress(None, "pairs");
     let mut found = 0u64;
     let emit = |pair: lshdb::Pair| {
@@ -48,7 +48,7 @@ pub fn pairs(args: &PairsArgs, ctx: &Context) -> CmdResult {
                 escaped(&pair.b)
             ));
         }
-        !crate::interrupt::interrupted()
+        !ctx.interrupt().interrupted()
     };
     if args.exact {
         db.exact_pairs(threshold, emit)?;
@@ -57,7 +57,7 @@ pub fn pairs(args: &PairsArgs, ctx: &Context) -> CmdResult {
         db.pairs(threshold, emit)?;
     }
     bar.finish_and_clear();
-    if crate::interrupt::interrupted() {
+    if ctx.interrupt().interrupted() {
         return Err(CliError::Interrupted(format!(
             "interrupted: stopped after the {found} pair(s) printed above"
         )));

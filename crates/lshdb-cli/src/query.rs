@@ -120,7 +120,7 @@ fn parse_query_threshold(s: &str) -> Result<f64, String> {
 pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     let db = open_read_only(&args.file, ctx)?;
     if let Some(path) = &args.jsonl {
-        return run_jsonl(&db, args, path);
+        return run_jsonl(&db, args, path, ctx);
     }
     let (label, query) = if let Some(text) = &args.text {
         (serde_json::Value::Null, db.query(text))
@@ -160,9 +160,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     if args.json {
         json(&result_json(&label, &result, args.explain));
     } else {
-        for warning in &result.explain.warnings {
-            eprintln!("lshdb: note: {}", crate::render::warning(warning));
-        }
+        crate::render::print_warnings(&result.explain.warnings);
         for hit in &result.hits {
             line(format_args!(
                 "{}\t{}",
@@ -226,13 +224,13 @@ fn run_simhash(
     Ok(args.outcome(!hits.is_empty()))
 }
 
-fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
-    crate::interrupt::catch_interrupt();
+fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult {
+    ctx.interrupt().catch_interrupt();
     let reader = args.fields.open(path)?;
     let mut answered = 0u64;
     let mut found = false;
     for item in reader {
-        if crate::interrupt::interrupted() {
+        if ctx.interrupt().interrupted() {
             return Err(CliError::Interrupted(format!(
                 "interrupted: stopped after the {answered} result line(s) printed above"
             )));
@@ -271,9 +269,8 @@ fn run_jsonl(db: &Database, args: &Args, path: &str) -> CmdResult {
                     Ok(hit) => {
                         found |= hit;
                         answered += 1;
-                        crate::interrupt::note_progress(format!(
-                            "{answered} result line(s) printed"
-                        ));
+                        ctx.interrupt()
+                            .note_progress(format!("{answered} result line(s) printed"));
                     }
                     Err(lshdb::Error::EmptyDocument { .. }) => {
                         eprintln!("lshdb: skipped line {}: empty text", record.line)

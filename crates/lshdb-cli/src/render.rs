@@ -33,6 +33,13 @@ pub fn warning(w: &Warning) -> String {
     }
 }
 
+/// The warnings in the CLI's words, as notes on standard error.
+pub fn print_warnings(warnings: &[Warning]) {
+    for w in warnings {
+        eprintln!("lshdb: note: {}", warning(w));
+    }
+}
+
 /// The warnings in the CLI's words, as a JSON array.
 pub fn warnings_json(warnings: &[Warning]) -> Value {
     json!(warnings.iter().map(warning).collect::<Vec<_>>())

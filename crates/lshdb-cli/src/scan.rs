@@ -18,7 +18,7 @@
 
 use crate::args::{open_waiting, parse_threshold, Wait};
 use crate::input::{read_regular_file, FileText};
-use crate::interrupt::{catch_interrupt, interrupted};
+use crate::interrupt::Interrupt;
 use crate::output::{escaped, json, line, progress};
 use crate::support::context::Context;
 use crate::support::groups::{group_json, note_threshold, print_groups};
@@ -94,7 +94,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     let root = crate::walk::escape(std::fs::canonicalize(&args.dir)?.as_os_str());
     let db_path = args.db.clone().unwrap_or_else(|| args.dir.join(".lshdb"));
     let db = open_or_create(args, ctx, &db_path, &root)?;
-    catch_interrupt();
+    ctx.interrupt().catch_interrupt();
     let skip = std::fs::canonicalize(&db_path).ok();
     let found = crate::walk::walk(&args.dir, &args.walk, skip.as_deref(), "")?;
     let mut walk = Walk {
@@ -119,7 +119,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         .count();
     check_removals(args, &db_path, missing, stored_count, "nothing was changed")?;
 
-    let mut counts = load_changed(&db, &mut walk)?;
+    let mut counts = load_changed(&db, &mut walk, ctx.interrupt())?;
     let gone: Vec<String> = stored
         .into_iter()
         .filter(|k| !counts.seen.contains(k))
@@ -182,7 +182,7 @@ fn open_or_create(
     } else {
         let threshold = args.threshold.unwrap_or(0.8);
         let db = Database::create(db_path, Config::jaccard(threshold).store_text(true))?;
-        crate::interrupt::writing();
+        ctx.interrupt().writing();
         db.set_label(ROOT_LABEL, root)?;
         Ok(db)
     }
@@ -191,7 +191,7 @@ fn open_or_create(
 /// Reads, compares and loads the added and changed files lazily (the bulk
 /// load holds at most two chunks of texts in memory); counts the skipped
 /// files into `walk`.
-fn load_changed(db: &Database, walk: &mut Walk) -> Result<Counts, CliError> {
+fn load_changed(db: &Database, walk: &mut Walk, interrupt: &Interrupt) -> Result<Counts, CliError> {
     let counts = RefCell::new(Counts::default());
     let failure = RefCell::new(None);
     let skips = RefCell::new(Walk::default());
@@ -199,7 +199,7 @@ fn load_changed(db: &Database, walk: &mut Walk) -> Result<Counts, CliError> {
     let pending = walk
         .files
         .iter()
-        .take_while(|_| !interrupted())
+        .take_while(|_| !interrupt.interrupted())
         .filter_map(|(key, path)| {
             bar.inc(1);
             let text = read_text(path, &mut skips.borrow_mut())?;
@@ -224,7 +224,9 @@ fn load_changed(db: &Database, walk: &mut Walk) -> Result<Counts, CliError> {
                 }
             }
         });
-    let report = db.insert_bulk(pending, &BulkOptions::default(), |_| !interrupted())?;
+    let report = db.insert_bulk(pending, &BulkOptions::default(), |_| {
+        !interrupt.interrupted()
+    })?;
     bar.finish_and_clear();
     for (key, err) in &report.rejected {
         eprintln!("lshdb: rejected `{}`: {err}", escaped(key));
@@ -232,7 +234,7 @@ fn load_changed(db: &Database, walk: &mut Walk) -> Result<Counts, CliError> {
     if let Some(err) = failure.into_inner() {
         return Err(err.into());
     }
-    if interrupted() {
+    if interrupt.interrupted() {
         return Err(CliError::Interrupted(
             "interrupted: files indexed so far are committed; run scan again to finish".to_owned(),
         ));

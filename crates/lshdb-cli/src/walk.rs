@@ -60,6 +60,47 @@ pub fn walk(
         // copied out of one keeps its rules.
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b));
+    filters(&mut builder, root, args)?;
+    let mut found = Found::default();
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                if entry_is_root_error(&err) {
+                    return fail(format!("cannot read folder {}: {err}", root.display()));
+                }
+                found.unreadable += 1;
+                continue;
+            }
+        };
+        // The entry's own type: symbolic links are not followed.
+        let Some(kind) = entry.file_type() else {
+            continue; // standard input: never here
+        };
+        if !kind.is_file() {
+            continue;
+        }
+        let path = entry.into_path();
+        if skip.is_some() && std::fs::canonicalize(&path).ok().as_deref() == skip {
+            continue;
+        }
+        let key = key_of(root, &path);
+        let key = if prefix.is_empty() {
+            key
+        } else {
+            format!("{}/{key}", prefix.trim_end_matches('/'))
+        };
+        found.files.push((key, path));
+    }
+    Ok(found)
+}
+
+/// The walk's `--glob`, `--exclude` and `--type` filters.
+fn filters(
+    builder: &mut ignore::WalkBuilder,
+    root: &Path,
+    args: &WalkArgs,
+) -> Result<(), CliError> {
     if !args.globs.is_empty() || !args.excludes.is_empty() {
         let mut overrides = ignore::overrides::OverrideBuilder::new(root);
         for glob in &args.globs {
@@ -95,38 +136,7 @@ pub fn walk(
                 .map_err(|e| CliError::Message(format!("bad --type: {e}")))?,
         );
     }
-    let mut found = Found::default();
-    for entry in builder.build() {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                if entry_is_root_error(&err) {
-                    return fail(format!("cannot read folder {}: {err}", root.display()));
-                }
-                found.unreadable += 1;
-                continue;
-            }
-        };
-        // The entry's own type: symbolic links are not followed.
-        let Some(kind) = entry.file_type() else {
-            continue; // standard input: never here
-        };
-        if !kind.is_file() {
-            continue;
-        }
-        let path = entry.into_path();
-        if skip.is_some() && std::fs::canonicalize(&path).ok().as_deref() == skip {
-            continue;
-        }
-        let key = key_of(root, &path);
-        let key = if prefix.is_empty() {
-            key
-        } else {
-            format!("{}/{key}", prefix.trim_end_matches('/'))
-        };
-        found.files.push((key, path));
-    }
-    Ok(found)
+    Ok(())
 }
 
 /// Whether a walk error is about the root itself (depth 0).

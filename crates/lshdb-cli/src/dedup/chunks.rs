@@ -1,6 +1,7 @@
 //! Reading `dedup`'s inputs chunk by chunk: every input in turn, checked to
 //! share one layout (CSV header, Parquet schema), stopping on Ctrl-C.
 
+use crate::interrupt::Interrupt;
 use crate::records::{Chunk, Fields, Format, Layout, Source};
 use crate::{fail, CliError};
 
@@ -9,6 +10,8 @@ pub(super) struct Chunks<'a> {
     inputs: &'a [String],
     format: Format,
     fields: &'a Fields,
+    /// The run's Ctrl-C state.
+    interrupt: &'a Interrupt,
     /// The input being read, and its index.
     source: Option<(usize, Source)>,
     /// The next input to open.
@@ -18,11 +21,17 @@ pub(super) struct Chunks<'a> {
 }
 
 impl<'a> Chunks<'a> {
-    pub fn new(inputs: &'a [String], format: Format, fields: &'a Fields) -> Self {
+    pub fn new(
+        inputs: &'a [String],
+        format: Format,
+        fields: &'a Fields,
+        interrupt: &'a Interrupt,
+    ) -> Self {
         Self {
             inputs,
             format,
             fields,
+            interrupt,
             source: None,
             next_input: 0,
             layout: None,
@@ -33,7 +42,7 @@ impl<'a> Chunks<'a> {
     /// input. Ctrl-C is an error.
     pub fn next_chunk(&mut self) -> Result<Option<(usize, Chunk)>, CliError> {
         loop {
-            if crate::interrupt::interrupted() {
+            if self.interrupt.interrupted() {
                 return fail("interrupted");
             }
             let Some((i, source)) = &mut self.source else {
@@ -65,7 +74,7 @@ impl<'a> Chunks<'a> {
     /// Opens input `i`, refusing another layout than the first input's.
     fn open(&mut self, i: usize) -> Result<(), CliError> {
         let path = &self.inputs[i];
-        let source = Source::open(path, self.format, self.fields)?;
+        let source = Source::open(path, self.format, self.fields, self.interrupt)?;
         let layout = source.layout();
         match &self.layout {
             Some(first) if !first.same_shape(&layout) => {
@@ -101,10 +110,11 @@ pub(super) fn read_ahead<T: Send, R>(
     inputs: &[String],
     format: Format,
     fields: &Fields,
+    interrupt: &Interrupt,
     mut map: impl FnMut(usize, Layout, Chunk) -> Result<T, CliError> + Send,
     body: impl FnOnce(&mut dyn Iterator<Item = Result<T, CliError>>) -> R,
 ) -> Result<(R, Option<Layout>), CliError> {
-    let mut chunks = Chunks::new(inputs, format, fields);
+    let mut chunks = Chunks::new(inputs, format, fields, interrupt);
     std::thread::scope(|scope| {
         let (send, receive) = std::sync::mpsc::sync_channel(2);
         let reader = scope.spawn(move || {
@@ -137,20 +147,27 @@ pub(super) fn read_ahead<T: Send, R>(
 }
 
 /// Calls `each` with every chunk of every input (with its input's index
-/// and the layout the output is written with); returns that layout.
+/// and the layout the output is written with) of the run; returns that
+/// layout.
 pub(super) fn for_each_chunk(
-    inputs: &[String],
-    format: Format,
-    fields: &Fields,
+    run: &super::Run<'_>,
     mut each: impl FnMut(usize, &Layout, Chunk) -> Result<(), CliError>,
 ) -> Result<Option<Layout>, CliError> {
     let read = |i, layout, chunk| Ok((i, layout, chunk));
-    let (done, layout) = read_ahead(inputs, format, fields, read, |chunks| {
-        for read in chunks {
-            let (i, layout, chunk) = read?;
-            each(i, &layout, chunk)?;
-        }
-        Ok(())
-    })?;
+    let inputs = &run.args.inputs;
+    let (done, layout) = read_ahead(
+        inputs,
+        run.format,
+        run.fields,
+        run.interrupt,
+        read,
+        |chunks| {
+            for read in chunks {
+                let (i, layout, chunk) = read?;
+                each(i, &layout, chunk)?;
+            }
+            Ok(())
+        },
+    )?;
     done.map(|()| layout)
 }

@@ -17,6 +17,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
         threshold,
         fields,
         format,
+        interrupt,
         ..
     } = *run;
     let Outputs { side, counts, bar } = out;
@@ -41,7 +42,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
         };
         triage(&place, layout, chunk, &mut seen, bar, run)
     };
-    let (loaded, layout) = read_ahead(&args.inputs, format, fields, triage, |chunks| {
+    let (loaded, layout) = read_ahead(&args.inputs, format, fields, interrupt, triage, |chunks| {
         let read = chunks.map_while(|triaged| {
             if failure.borrow().is_some() {
                 return None;
@@ -67,7 +68,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
                 *failure.borrow_mut() = Some(err);
                 return false;
             }
-            !interrupted()
+            !interrupt.interrupted()
         })
     })?;
     // Everything checked is committed, also when stopped.
@@ -75,7 +76,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     if let Some(err) = failure.into_inner() {
         return Err(err);
     }
-    if interrupted() {
+    if interrupt.interrupted() {
         return fail("interrupted");
     }
     finish_output(sink, target, layout)

@@ -10,6 +10,9 @@
 use super::*;
 use std::hash::{Hash, Hasher};
 
+mod decide;
+use decide::decide;
+
 /// How pass 1 decided a record without the groups.
 enum Decided {
     /// Kept: an empty text.
@@ -70,7 +73,7 @@ pub(super) fn grouped(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result
     } = *run;
     let Outputs { side, counts, bar } = out;
     let mut learnt = pass_one(run, counts, bar)?;
-    let kept_copies = decide(db, threshold, &mut learnt)?;
+    let kept_copies = decide(db, threshold, &mut learnt, run.interrupt)?;
     let Learnt { seen, .. } = learnt;
     // A persistent database keeps only the kept records: the loaded
     // records dropped go, the kept copies come in pass 2.
@@ -101,28 +104,17 @@ fn pass_two(
     target: Target,
     (side, counts): (&mut Side, &mut Counts),
 ) -> Result<Target, CliError> {
-    let Run {
-        args,
-        db,
-        fields,
-        format,
-        ..
-    } = *run;
+    let Run { args, db, .. } = *run;
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     let mut done: HashSet<String> = HashSet::new();
     let mut to_store: Vec<(String, String)> = Vec::new();
-    let layout = for_each_chunk(&args.inputs, format, fields, |input, layout, chunk| {
+    let layout = for_each_chunk(run, |input, layout, chunk| {
         let place = Place {
             inputs: &args.inputs,
             input,
         };
-        if sink.is_none() {
-            let out = target
-                .take()
-                .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
-            sink = Some(Sink::new(out, layout)?);
-        }
+        let out = open_sink(&mut sink, &mut target, layout)?;
         let mut keep = vec![false; chunk.units.len()];
         for (i, (line, parsed)) in chunk.units.iter().enumerate() {
             let source = &args.inputs[input];
@@ -148,23 +140,13 @@ fn pass_two(
                 side.reject(chunk.original(i), &reason, source, *line)?;
                 continue;
             }
-            match (s.decided.take(), s.dropped.take()) {
-                (Some(Decided::Reject(reason)), _) => {
-                    side.reject(chunk.original(i), &reason, source, *line)?;
-                }
-                (Some(Decided::Drop(drop)), _) => {
+            match fate(s, &key) {
+                Fate::Reject(reason) => side.reject(chunk.original(i), &reason, source, *line)?,
+                Fate::Drop(drop) => {
                     counts.dropped += 1;
                     side.record(drop)?;
                 }
-                (_, Some((of, similarity))) => {
-                    counts.dropped += 1;
-                    side.record(Drop {
-                        id: key,
-                        of,
-                        similarity,
-                    })?;
-                }
-                _ => {
+                Fate::Keep => {
                     keep[i] = true;
                     counts.kept += 1;
                     if args.db.is_some() && kept_copies.contains(&key) {
@@ -176,13 +158,49 @@ fn pass_two(
                 }
             }
         }
-        if let Some(sink) = &mut sink {
-            sink.write(&chunk, &keep)?;
-        }
+        out.write(&chunk, &keep)?;
         Ok(())
     })?;
     store(db, &mut to_store)?;
     finish_output(sink, target, layout)
+}
+
+/// The output's sink, made from the one target at the first chunk (when
+/// the input's layout is known).
+fn open_sink<'s>(
+    sink: &'s mut Option<Sink<Target>>,
+    target: &mut Option<Target>,
+    layout: &Layout,
+) -> Result<&'s mut Sink<Target>, CliError> {
+    if sink.is_none() {
+        let out = target
+            .take()
+            .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
+        *sink = Some(Sink::new(out, layout)?);
+    }
+    sink.as_mut()
+        .ok_or_else(|| CliError::Message("internal error: no output".into()))
+}
+
+/// What pass 2 does with a record of pass 1.
+enum Fate {
+    Reject(String),
+    Drop(Drop),
+    Keep,
+}
+
+/// The fate of the record `key` that pass 1 saw as `s` (taken from it).
+fn fate(s: &mut Seen, key: &str) -> Fate {
+    match (s.decided.take(), s.dropped.take()) {
+        (Some(Decided::Reject(reason)), _) => Fate::Reject(reason),
+        (Some(Decided::Drop(drop)), _) => Fate::Drop(drop),
+        (_, Some((of, similarity))) => Fate::Drop(Drop {
+            id: key.to_owned(),
+            of,
+            similarity,
+        }),
+        _ => Fate::Keep,
+    }
 }
 
 /// Stores kept copies (records not loaded in pass 1) in the database.
@@ -216,10 +234,10 @@ fn pass_one(
         let loader = scope.spawn(|| {
             let docs = receiver.into_iter().flatten();
             db.insert_bulk(docs, &BulkOptions::default().batch(args.batch), |_| {
-                !interrupted()
+                !run.interrupt.interrupted()
             })
         });
-        let read = for_each_chunk(&args.inputs, run.format, run.fields, |input, _, chunk| {
+        let read = for_each_chunk(run, |input, _, chunk| {
             let place = Place {
                 inputs: &args.inputs,
                 input,
@@ -260,11 +278,24 @@ fn pass_one(
     if let Some(err) = failure.into_inner() {
         return Err(err);
     }
-    if interrupted() {
+    if run.interrupt.interrupted() {
         return fail("interrupted");
     }
     let mut learnt = state.into_inner();
-    for (key, err) in report.map(|r| r.rejected).unwrap_or_default() {
+    let rejected = report.map(|r| r.rejected).unwrap_or_default();
+    refused(args, rejected, &mut learnt, counts);
+    Ok(learnt)
+}
+
+/// The records the loader refused, and their copies: kept (an empty
+/// text) or rejected, with the reason reported.
+fn refused(
+    args: &Args,
+    rejected: Vec<(String, lshdb::Error)>,
+    learnt: &mut Learnt,
+    counts: &mut Counts,
+) {
+    for (key, err) in rejected {
         // The loader's refusal holds for the record's copies too.
         let copies = learnt.copies.remove(&key).unwrap_or_default();
         for key in std::iter::once(key).chain(copies) {
@@ -285,7 +316,6 @@ fn pass_one(
             });
         }
     }
-    Ok(learnt)
 }
 
 /// Learns one good record of pass 1; returns (key, text) when it is to be
@@ -354,121 +384,4 @@ fn learn(
     }
     state.seen.insert(key, seen);
     Ok(None)
-}
-
-/// The groups, and one kept member in each: sets each dropped record's
-/// `dropped`. Returns the kept records that are copies (not loaded).
-fn decide(db: &Database, threshold: f64, learnt: &mut Learnt) -> Result<HashSet<String>, CliError> {
-    let groups = db.groups(threshold)?;
-    let mut pairs_needed: Vec<(String, String)> = Vec::new();
-    let mut grouped: HashSet<String> = HashSet::new();
-    let undecided =
-        |seen: &HashMap<String, Seen>, k: &str| seen.get(k).is_some_and(|s| s.decided.is_none());
-    for members in &groups.groups {
-        let loaded: Vec<&String> = members
-            .iter()
-            .map(|(k, _)| k)
-            .filter(|k| undecided(&learnt.seen, k))
-            .collect();
-        if loaded.is_empty() {
-            continue;
-        }
-        grouped.extend(loaded.iter().map(|k| (*k).clone()));
-        // A member from an earlier run was kept then: it stays kept.
-        let earlier = members
-            .iter()
-            .map(|(k, _)| k)
-            .find(|k| learnt.seen.get(*k).is_none_or(|s| s.decided.is_some()));
-        choose(learnt, &loaded, earlier, &mut pairs_needed);
-    }
-    // Texts with copies and no near-duplicate: a group of their own.
-    let alone: Vec<String> = learnt
-        .copies
-        .keys()
-        .filter(|k| !grouped.contains(*k) && undecided(&learnt.seen, k))
-        .cloned()
-        .collect();
-    for key in &alone {
-        choose(learnt, &[key], None, &mut pairs_needed);
-    }
-    let kept_copies = pairs_needed
-        .iter()
-        .map(|(_, kept)| kept)
-        .filter(|k| learnt.seen.get(*k).is_some_and(|s| s.copy_of.is_some()))
-        .cloned()
-        .collect();
-    similarities(db, learnt, pairs_needed)?;
-    Ok(kept_copies)
-}
-
-/// Chooses the kept member of a group of loaded records (with their
-/// copies): `earlier` when a record of an earlier run is in it, else the
-/// best by score, then order. Adds (dropped, kept) for every other member.
-fn choose(
-    learnt: &Learnt,
-    loaded: &[&String],
-    earlier: Option<&String>,
-    pairs_needed: &mut Vec<(String, String)>,
-) {
-    let ours: Vec<&String> = loaded
-        .iter()
-        .flat_map(|k| std::iter::once(*k).chain(learnt.copies.get(*k).into_iter().flatten()))
-        .collect();
-    let kept = match earlier {
-        Some(k) => k,
-        None => {
-            let best = ours.iter().copied().max_by(|a, b| {
-                let (sa, sb) = (&learnt.seen[*a], &learnt.seen[*b]);
-                sa.score.total_cmp(&sb.score).then(sb.order.cmp(&sa.order))
-            });
-            match best {
-                Some(k) => k,
-                None => return,
-            }
-        }
-    };
-    for key in ours {
-        if key != kept {
-            pairs_needed.push((key.clone(), kept.clone()));
-        }
-    }
-}
-
-/// Sets each dropped record's similarity to the kept one, from the stored
-/// sets (a copy's set is its loaded record's).
-fn similarities(
-    db: &Database,
-    learnt: &mut Learnt,
-    pairs_needed: Vec<(String, String)>,
-) -> Result<(), CliError> {
-    let loaded_as = |seen: &HashMap<String, Seen>, k: &str| -> String {
-        seen.get(k)
-            .and_then(|s| s.copy_of.clone())
-            .unwrap_or_else(|| k.to_owned())
-    };
-    let wanted: HashSet<String> = pairs_needed
-        .iter()
-        .flat_map(|(a, b)| [loaded_as(&learnt.seen, a), loaded_as(&learnt.seen, b)])
-        .collect();
-    let mut sets: HashMap<String, Vec<u32>> = HashMap::new();
-    if !wanted.is_empty() {
-        db.for_each(|doc| {
-            if wanted.contains(doc.key.as_str()) {
-                sets.insert(doc.key, doc.shingles);
-            }
-            !interrupted()
-        })?;
-    }
-    for (dropped, kept) in pairs_needed {
-        let a = sets.get(&loaded_as(&learnt.seen, &dropped));
-        let b = sets.get(&loaded_as(&learnt.seen, &kept));
-        let similarity = match (a, b) {
-            (Some(a), Some(b)) => lshdb::sketch::measures::jaccard(a, b),
-            _ => 0.0,
-        };
-        if let Some(s) = learnt.seen.get_mut(&dropped) {
-            s.dropped = Some((kept, similarity));
-        }
-    }
-    Ok(())
 }

@@ -14,7 +14,7 @@
 //! kept records.
 
 use crate::args::{open_waiting, parse_threshold, Wait};
-use crate::interrupt::{catch_interrupt, interrupted};
+use crate::interrupt::Interrupt;
 use crate::output::{progress, short};
 use crate::records::{Fields, Format, Layout, Parsed, Sink};
 use crate::support::context::Context;
@@ -173,11 +173,12 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     if args.db.is_some() {
         crate::support::groups::note_threshold(&db, threshold);
     }
-    catch_interrupt();
+    let interrupt = ctx.interrupt();
+    interrupt.catch_interrupt();
 
     // A rerun of an unfinished run resumes it.
     let resuming = match args.db {
-        Some(_) => resume::begin(&db, &args.inputs, &keep_name(&args.keep))?,
+        Some(_) => resume::begin(&db, &args.inputs, &keep_name(&args.keep), interrupt)?,
         None => false,
     };
     // Nothing stored before this run: no record can be found by name.
@@ -203,6 +204,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         fresh,
         fields: &fields,
         format,
+        interrupt,
     };
     let out = Outputs {
         side: &mut side,
@@ -219,20 +221,10 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     }
     let target = match result {
         Ok(target) => target,
-        Err(_) if interrupted() => return Err(interrupted_message(args, &counts)),
+        Err(_) if interrupt.interrupted() => return Err(interrupted_message(args, &counts)),
         Err(err) => return Err(err),
     };
-    if counts.bad.total > 0 && args.rejected.is_none() {
-        return fail(format!(
-            "{} record(s) were rejected (see above), and without --rejected FILE they would be lost: {}{}; run again with --rejected FILE",
-            counts.bad.total,
-            written(args, &counts),
-            match &args.db {
-                Some(_) => " (the rerun resumes)",
-                None => "",
-            }
-        ));
-    }
+    refuse_lost_rejections(args, &counts)?;
     // Everything read: the outputs go into place.
     target.finish()?;
     finish_side(side, clusters_out)?;
@@ -241,6 +233,23 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     }
     summary(args, &counts, start, threshold, resuming);
     Ok(Outcome::Ok)
+}
+
+/// Fails a run that rejected records with nowhere to write them (no
+/// `--rejected FILE`), before any output goes into place.
+fn refuse_lost_rejections(args: &Args, counts: &Counts) -> Result<(), CliError> {
+    if counts.bad.total > 0 && args.rejected.is_none() {
+        return fail(format!(
+            "{} record(s) were rejected (see above), and without --rejected FILE they would be lost: {}{}; run again with --rejected FILE",
+            counts.bad.total,
+            written(args, counts),
+            match &args.db {
+                Some(_) => " (the rerun resumes)",
+                None => "",
+            }
+        ));
+    }
+    Ok(())
 }
 
 /// The record fields the run reads: text, id and the `--keep` score.
@@ -316,7 +325,7 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
         Some(path) => {
             let db = Database::create(path, config().store_text(args.store_text))?;
             ctx.opened(path);
-            crate::interrupt::writing();
+            ctx.interrupt().writing();
             Ok((db, None))
         }
         None => {
@@ -324,7 +333,7 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
                 CliError::Message(format!("cannot create a temporary database: {e}"))
             })?;
             let db = Database::create(dir.path().join("dedup.lshdb"), config())?;
-            crate::interrupt::writing();
+            ctx.interrupt().writing();
             Ok((db, Some(dir)))
         }
     }
@@ -341,6 +350,8 @@ struct Run<'a> {
     fresh: bool,
     fields: &'a Fields,
     format: Format,
+    /// The run's Ctrl-C state.
+    interrupt: &'a Interrupt,
 }
 
 /// What both keep policies write to, besides the kept records.

@@ -8,7 +8,7 @@
 //! exactly an uninterrupted run's, and earlier runs' documents are never
 //! taken for this run's.
 
-use crate::interrupt::interrupted;
+use crate::interrupt::Interrupt;
 use crate::{fail, CliError};
 use lshdb::Database;
 use serde_json::json;
@@ -23,7 +23,12 @@ const REMOVE_BATCH: usize = 10_000;
 /// Marks the start of a run of `inputs` under `keep` in `db`; when the
 /// label names an unfinished run of the same command, first removes what
 /// that run stored. Returns whether it did (the run resumes).
-pub(super) fn begin(db: &Database, inputs: &[String], keep: &str) -> Result<bool, CliError> {
+pub(super) fn begin(
+    db: &Database,
+    inputs: &[String],
+    keep: &str,
+    interrupt: &Interrupt,
+) -> Result<bool, CliError> {
     let label = db.label(RUN_LABEL)?.unwrap_or_default();
     let unfinished: Option<serde_json::Value> = serde_json::from_str(&label).ok();
     let start = unfinished.as_ref().and_then(|u| {
@@ -31,7 +36,7 @@ pub(super) fn begin(db: &Database, inputs: &[String], keep: &str) -> Result<bool
         u["start"].as_u64().filter(|_| same)
     });
     let resuming = match start {
-        Some(start) => roll_back(db, start)?,
+        Some(start) => roll_back(db, start, interrupt)?,
         None => false,
     };
     let start = match (resuming, start) {
@@ -58,7 +63,7 @@ pub(super) fn end(db: &Database) -> Result<(), CliError> {
 /// database holds fewer than `start` (changed since: the run cannot be
 /// told apart). Interrupted, it stops between commits (the label stays,
 /// and the next rerun removes the rest).
-fn roll_back(db: &Database, start: u64) -> Result<bool, CliError> {
+fn roll_back(db: &Database, start: u64, interrupt: &Interrupt) -> Result<bool, CliError> {
     let mut seen = 0u64;
     let mut keys = Vec::new();
     db.for_each(|doc| {
@@ -66,16 +71,16 @@ fn roll_back(db: &Database, start: u64) -> Result<bool, CliError> {
         if seen > start {
             keys.push(doc.key);
         }
-        !interrupted()
+        !interrupt.interrupted()
     })?;
-    if interrupted() {
+    if interrupt.interrupted() {
         return fail("interrupted");
     }
     if seen < start {
         return Ok(false);
     }
     for chunk in keys.chunks(REMOVE_BATCH) {
-        if interrupted() {
+        if interrupt.interrupted() {
             return fail("interrupted");
         }
         let mut batch = db.batch()?;

@@ -8,6 +8,8 @@
 //! input; the readers live in `text` (JSON Lines, CSV) and `parquet`, the
 //! writer in `sink`.
 
+use crate::interrupt::Interrupt;
+use crate::support::jsonl::Lines;
 use crate::CliError;
 use arrow_array::RecordBatch;
 use std::io::Read;
@@ -145,14 +147,19 @@ pub enum Source {
 
 impl Source {
     /// Opens `path` (`-`: standard input) as `format`.
-    pub fn open(path: &str, format: Format, fields: &Fields) -> Result<Self, CliError> {
+    pub fn open(
+        path: &str,
+        format: Format,
+        fields: &Fields,
+        interrupt: &Interrupt,
+    ) -> Result<Self, CliError> {
         let name = Path::new(path);
         let open = || {
             let input = match path {
                 // Read on a thread of its own, so that Ctrl-C is
                 // noticed while a pipe delivers nothing.
                 "-" => crate::input::decoded(std::io::BufReader::new(
-                    crate::input::InterruptibleStdin::new(),
+                    crate::input::InterruptibleStdin::new(interrupt.clone()),
                 )),
                 _ => crate::input::open_input(path),
             };
@@ -160,11 +167,9 @@ impl Source {
         };
         Ok(match format {
             Format::Jsonl => Source::Lines(LineSource {
-                input: open()?,
+                lines: Lines::new(open()?, 0),
                 fields: fields.clone(),
-                line: 0,
                 chunk: chunk_for(path),
-                buf: Vec::new(),
                 path: path.to_owned(),
                 surveyed: false,
             }),
@@ -251,6 +256,20 @@ mod tests {
 }
 
 #[cfg(test)]
+impl Source {
+    /// `path` opened as `format`, with only a `text` field: for tests.
+    pub(crate) fn open_text(path: &Path, format: Format) -> Self {
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+        };
+        let path = path.to_str().expect("a UTF-8 path");
+        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+    }
+}
+
+#[cfg(test)]
 mod chunk_tests {
     use super::*;
 
@@ -261,12 +280,7 @@ mod chunk_tests {
         let text = "word ".repeat(1 << 20);
         let line = format!("{}\n", serde_json::json!({ "text": text }));
         std::fs::write(&path, line.repeat(40)).unwrap();
-        let fields = Fields {
-            text: "text".into(),
-            id: None,
-            score: None,
-        };
-        let mut source = Source::open(path.to_str().unwrap(), Format::Jsonl, &fields).unwrap();
+        let mut source = Source::open_text(&path, Format::Jsonl);
         let mut records = 0;
         while let Some(chunk) = source.next_chunk().unwrap() {
             let Raw::Bytes(raw) = &chunk.raw else {

@@ -241,54 +241,52 @@ fn cell_json(array: &ArrayRef, row: usize) -> serde_json::Value {
 
 fn number_at(array: &ArrayRef, row: usize) -> Option<f64> {
     use arrow_array::cast::AsArray;
-    use arrow_array::types::*;
+    use arrow_array::types::{Float32Type, Float64Type};
     if array.is_null(row) {
         return None;
     }
-    macro_rules! try_type {
-        ($($t:ty),*) => {
-            $(if let Some(a) = array.as_primitive_opt::<$t>() {
-                return Some(a.value(row) as f64);
-            })*
-        };
+    if let Some(n) = integer_at(array, row) {
+        return Some(n as f64);
     }
-    try_type!(
-        Int8Type,
-        Int16Type,
-        Int32Type,
-        Int64Type,
-        UInt8Type,
-        UInt16Type,
-        UInt32Type,
-        UInt64Type,
-        Float32Type,
-        Float64Type
-    );
+    if let Some(a) = array.as_primitive_opt::<Float32Type>() {
+        return Some(f64::from(a.value(row)));
+    }
+    if let Some(a) = array.as_primitive_opt::<Float64Type>() {
+        return Some(a.value(row));
+    }
     string_at(array, row).ok().flatten()?.trim().parse().ok()
 }
 
 fn id_at(array: &ArrayRef, row: usize) -> Option<String> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::*;
     if array.is_null(row) {
         return None;
     }
+    if let Some(n) = integer_at(array, row) {
+        return Some(n.to_string());
+    }
+    string_at(array, row).ok().flatten()
+}
+
+/// The value at `row` of an integer column (of any width and sign).
+fn integer_at(array: &ArrayRef, row: usize) -> Option<i128> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
     macro_rules! try_int {
         ($($t:ty),*) => {
             $(if let Some(a) = array.as_primitive_opt::<$t>() {
-                return Some(a.value(row).to_string());
+                return Some(i128::from(a.value(row)));
             })*
         };
     }
     try_int!(
         Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
     );
-    string_at(array, row).ok().flatten()
+    None
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Fields, Parsed, Raw, Source, CHUNK_BYTES};
+    use super::super::{Parsed, Raw, Source, CHUNK_BYTES};
     use arrow_array::types::Int32Type;
     use arrow_array::{Array, DictionaryArray, Int32Array, RecordBatch, StringArray};
     use std::sync::Arc;
@@ -308,17 +306,7 @@ mod tests {
         let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        let fields = Fields {
-            text: "text".into(),
-            id: None,
-            score: None,
-        };
-        let mut source = Source::open(
-            path.to_str().unwrap(),
-            super::super::Format::Parquet,
-            &fields,
-        )
-        .unwrap();
+        let mut source = Source::open_text(&path, super::super::Format::Parquet);
         let mut rows = 0;
         while let Some(chunk) = source.next_chunk().unwrap() {
             let bytes: usize = chunk

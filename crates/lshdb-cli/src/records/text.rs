@@ -5,48 +5,18 @@
 
 use super::survey::{check_survey, Survey};
 use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK_BYTES};
+use crate::support::jsonl::{parse_object, scalar_text, too_long, Line, Lines, MAX_LINE};
 use crate::{fail, CliError};
 use lshdb::MAX_DOCUMENT_BYTES;
 use std::io::{BufRead, Read};
 
-/// Longest accepted line or CSV record (as for `add`).
-const MAX_LINE: u64 = (MAX_DOCUMENT_BYTES as u64) * 2 + (1 << 20);
-
-/// Reads a line of at most [`MAX_LINE`] bytes, with its ending, into `buf`;
-/// `Ok(false)` at the end. A longer line is consumed and reported as
-/// `Err(None)`.
-fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> Result<bool, Option<std::io::Error>> {
-    buf.clear();
-    let read = input.take(MAX_LINE).read_until(b'\n', buf).map_err(Some)?;
-    if read == 0 {
-        return Ok(false);
-    }
-    if buf.last() != Some(&b'\n') && read as u64 == MAX_LINE {
-        let mut rest = Vec::new();
-        loop {
-            rest.clear();
-            let n = input
-                .take(1 << 20)
-                .read_until(b'\n', &mut rest)
-                .map_err(Some)?;
-            if n == 0 || rest.last() == Some(&b'\n') {
-                break;
-            }
-        }
-        buf.clear();
-        return Err(None);
-    }
-    Ok(true)
-}
-
+/// The JSON Lines reader of `dedup`, over the CLI's one line reader.
 pub struct LineSource {
-    pub(super) input: Box<dyn BufRead + Send>,
+    /// The lines; each line's buffer is grown once, then each line is
+    /// copied out at its size.
+    pub(super) lines: Lines<Box<dyn BufRead + Send>>,
     pub(super) fields: Fields,
-    pub(super) line: u64,
     pub(super) chunk: usize,
-    /// The line being read: grown once, then each line is copied out at
-    /// its size.
-    pub(super) buf: Vec<u8>,
     /// The input's name, for messages.
     pub(super) path: String,
     /// Whether a JSON object was read (and its fields checked).
@@ -61,28 +31,16 @@ impl LineSource {
         // The first chunk is surveyed: a field no record has is an error.
         let mut survey = (!self.surveyed).then(Survey::default);
         while units.len() < self.chunk && bytes < CHUNK_BYTES {
-            let parsed = match read_line(&mut self.input, &mut self.buf) {
-                Ok(false) => break,
-                Ok(true) => {
-                    self.line += 1;
-                    // A byte-order mark opens the text, not the record.
-                    if self.line == 1 && self.buf.starts_with(b"\xef\xbb\xbf") {
-                        self.buf.drain(..3);
-                    }
-                    parse_json(&self.buf, &self.fields, survey.as_mut())
-                }
-                Err(None) => {
-                    self.line += 1;
-                    Parsed::Bad(format!("line longer than {MAX_LINE} bytes"))
-                }
-                Err(Some(err)) => return Err(CliError::Message(format!("{err}"))),
+            let parsed = match self.lines.read() {
+                Ok(Line::End) => break,
+                Ok(Line::Read) => parse_json(&self.lines.buf, &self.fields, survey.as_mut()),
+                Ok(Line::TooLong) => Parsed::Bad(too_long()),
+                Err(err) => return Err(CliError::Message(format!("{err}"))),
             };
-            bytes += self.buf.len();
-            units.push((self.line, parsed));
-            raw.push(self.buf.as_slice().to_vec());
-            if self.buf.capacity() > 1 << 20 {
-                self.buf = Vec::new(); // not held after a huge line
-            }
+            bytes += self.lines.buf.len();
+            units.push((self.lines.line, parsed));
+            raw.push(self.lines.buf.as_slice().to_vec());
+            self.lines.shrink(); // not held after a huge line
         }
         if let Some(survey) = survey.filter(|s| s.objects > 0) {
             check_survey(&survey, &self.fields, &self.path)?;
@@ -124,19 +82,11 @@ fn json_field_mut<'a>(
 }
 
 fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Parsed {
-    let Ok(text) = std::str::from_utf8(line) else {
-        return Parsed::Bad("not valid UTF-8".to_owned());
+    let mut value = match parse_object(line) {
+        Ok(Some(value)) => value,
+        Ok(None) => return Parsed::Blank,
+        Err(reason) => return Parsed::Bad(reason),
     };
-    if text.trim().is_empty() {
-        return Parsed::Blank;
-    }
-    let mut value: serde_json::Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(e) => return Parsed::Bad(format!("malformed JSON: {e}")),
-    };
-    if !value.is_object() {
-        return Parsed::Bad("not a JSON object".to_owned());
-    }
     if let Some(survey) = survey {
         survey.object(&value, fields);
     }
@@ -147,9 +97,8 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
         None => return Parsed::Bad(format!("missing field `{}`", fields.text)),
     }
     let id = match fields.id.as_deref().and_then(|f| json_field(&value, f)) {
-        Some(serde_json::Value::String(s)) => Some(s.clone()),
-        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
         Some(serde_json::Value::Null) | None => None,
+        Some(v @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => scalar_text(v),
         Some(_) => {
             return Parsed::Bad(format!(
                 "field `{}` is not a string or a number",

@@ -1,6 +1,7 @@
 //! The context of one command run, made by `main` and passed in (never a
 //! global): what the running command tells the code that reports its end.
 
+use crate::interrupt::Interrupt;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -14,6 +15,8 @@ pub struct Context {
     /// Whether the command prints its summary as JSON (`--json`), also
     /// when a storage error ends a load.
     json: Cell<bool>,
+    /// The run's Ctrl-C state, shared with the handler.
+    interrupt: Interrupt,
 }
 
 impl Context {
@@ -30,6 +33,11 @@ impl Context {
     /// The opened file as the Ctrl-C handler (another thread) sees it.
     pub fn opened_shared(&self) -> Arc<OnceLock<PathBuf>> {
         Arc::clone(&self.opened)
+    }
+
+    /// The run's Ctrl-C state.
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
     }
 
     /// Sets whether the command's summary is JSON.

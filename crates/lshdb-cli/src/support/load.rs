@@ -5,7 +5,6 @@
 //! committed and turns an early stop into the right error.
 
 use crate::input::{InputError, Record};
-use crate::interrupt::interrupted;
 use crate::output::{line, progress, short, similarity};
 use crate::support::context::Context;
 use crate::{fail, CliError, CmdResult, Outcome};
@@ -156,7 +155,8 @@ impl std::fmt::Display for Summary {
 /// standard output, and an error when the load stopped early (a fatal
 /// record, exit 1, or Ctrl-C, exit 130), saying that what is reported is
 /// committed, or when it added nothing at all (exit 1).
-pub fn report(summary: &Summary, skips: Skips, as_json: bool) -> CmdResult {
+pub fn report(summary: &Summary, skips: Skips, as_json: bool, ctx: &Context) -> CmdResult {
+    let interrupt = ctx.interrupt();
     for message in skips.bad.lines("bad record(s)") {
         eprintln!("lshdb: {message}");
     }
@@ -168,7 +168,7 @@ pub fn report(summary: &Summary, skips: Skips, as_json: bool) -> CmdResult {
             "duplicates": summary.duplicates,
             "rejected": summary.rejected,
             "bad": skips.bad.total,
-            "complete": skips.fatal.is_none() && !interrupted(),
+            "complete": skips.fatal.is_none() && !interrupt.interrupted(),
         }));
     } else {
         line(format_args!(
@@ -181,7 +181,7 @@ pub fn report(summary: &Summary, skips: Skips, as_json: bool) -> CmdResult {
             "stopped at {fatal}; everything reported above is committed"
         ));
     }
-    if interrupted() {
+    if interrupt.interrupted() {
         return Err(CliError::Interrupted(
             "interrupted: everything reported above is committed; run the command again to continue"
                 .to_owned(),
@@ -303,6 +303,7 @@ pub fn load_with<D: AsDocument + Send>(
     bar: &ProgressBar,
     ctx: &Context,
 ) -> Result<Summary, CliError> {
+    let interrupt = ctx.interrupt();
     let mut committed = Committed::default();
     let mut rejections = Limited::default();
     let result = db.insert_bulk(records, &BulkOptions::default().batch(batch), |r| {
@@ -315,9 +316,9 @@ pub fn load_with<D: AsDocument + Send>(
             commits: r.commits,
             rejected: r.rejected.len() as u64,
         };
-        crate::interrupt::note_progress(committed.text());
+        interrupt.note_progress(committed.text());
         bar.set_message(format!("{} added", committed.inserted));
-        !interrupted()
+        !interrupt.interrupted()
     });
     bar.finish_and_clear();
     let report = end_load(
@@ -350,6 +351,7 @@ pub fn load_unique(
     bar: &ProgressBar,
     ctx: &Context,
 ) -> Result<Summary, CliError> {
+    let interrupt = ctx.interrupt();
     // Committed counts, and those of the open transaction.
     let (mut inserted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
     let mut commits = 0u64;
@@ -362,11 +364,11 @@ pub fn load_unique(
     let mut records = records;
     let result = (|| -> Result<(), CliError> {
         let mut done = false;
-        while !done && !interrupted() {
+        while !done && !interrupt.interrupted() {
             let mut txn = db.batch()?;
             let (mut new, mut dup, mut rej) = (0u64, 0u64, 0u64);
             let mut left = batch.max(1);
-            while left > 0 && !done && !interrupted() {
+            while left > 0 && !done && !interrupt.interrupted() {
                 // Prepared in parallel, checked in order (one call per chunk).
                 let want = left.min(UNIQUE_CHUNK);
                 let chunk: Vec<(String, DocumentBuf)> = records.by_ref().take(want).collect();
@@ -400,7 +402,7 @@ pub fn load_unique(
             txn.commit()?;
             commits += 1;
             (inserted, duplicates, rejected) = (inserted + new, duplicates + dup, rejected + rej);
-            crate::interrupt::note_progress(text(inserted, duplicates, rejected));
+            interrupt.note_progress(text(inserted, duplicates, rejected));
             bar.set_message(format!("{inserted} added"));
         }
         Ok(())

@@ -7,5 +7,6 @@
 
 pub mod context;
 pub mod groups;
+pub mod jsonl;
 pub mod load;
 pub mod outfile;
