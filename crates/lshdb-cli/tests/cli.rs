@@ -17,7 +17,7 @@ fn create_add_query_remove_across_processes() {
     let cli = Cli::new();
     let out = cli.run(&["create", "db.lshdb", "--store-text"]).ok();
     assert!(out.stdout.starts_with("created db.lshdb"), "{}", out.stdout);
-    assert!(out.stdout.contains("text stored"), "{}", out.stdout);
+    out.stdout_has("text stored");
     cli.write("corpus.jsonl", jsonl(&corpus()));
     let out = cli
         .run(&["add", "db.lshdb", "--jsonl", "corpus.jsonl"])
@@ -287,7 +287,7 @@ fn get_and_stats() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("\nlargest buckets"), "{}", out.stdout);
+    out.stdout_has("\nlargest buckets");
 
     // Without --deep, nothing that walks every signature or posting: the
     // same counts, and no bucket figures.

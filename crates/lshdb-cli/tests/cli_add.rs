@@ -168,12 +168,7 @@ fn add_files_and_unique() {
         &jsonl(&docs[..3]),
     );
     let out = out.ok();
-    assert!(
-        out.stdout
-            .contains("added 1 document(s); 2 near-duplicate(s) not added"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("added 1 document(s); 2 near-duplicate(s) not added");
 }
 
 /// Starts `lshdb ARGS` reading JSON Lines from standard input, feeds it
@@ -184,27 +179,12 @@ fn add_files_and_unique() {
 fn interrupt_midway(cli: &Cli, args: &[&str], first: &str, rest: &str) -> cli_support::Run {
     use std::io::Write;
     use std::os::unix::process::ExitStatusExt;
-    use std::process::Stdio;
     use std::time::Duration;
     for pause in [200, 800, 3200] {
         let pause = Duration::from_millis(pause);
-        let mut child = cli
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(first.as_bytes()).unwrap();
-        stdin.flush().unwrap();
+        let (child, mut stdin) = cli.spawn_fed(args, first);
         std::thread::sleep(pause);
-        let pid = child.id().to_string();
-        let kill = std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap();
-        assert!(kill.success());
+        cli_support::process::send(&child, "-INT");
         std::thread::sleep(pause);
         // The program may have stopped reading: ignore a closed pipe.
         let _ = stdin.write_all(rest.as_bytes());

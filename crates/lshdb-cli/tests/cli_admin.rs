@@ -124,11 +124,7 @@ fn pairs_and_groups_match_brute_force() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.contains("\ngroup 3 (2 documents)\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("\ngroup 3 (2 documents)\n");
 
     // Below the index threshold: a note on stderr.
     let out = cli.run(&["groups", &db, "--threshold", "0.5"]).ok();

@@ -52,11 +52,7 @@ fn a_load_that_adds_nothing_fails_with_its_summary() {
     // Files: every one bad.
     cli.write("a.bin", b"\x00\x01");
     let out = cli.run(&["add", "db.lshdb", "a.bin"]).expect(1);
-    assert!(
-        out.stdout.contains("1 bad record(s) skipped"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("1 bad record(s) skipped");
     // But a load where every document was a known near-duplicate did its job.
     let docs = corpus();
     cli.write("one.jsonl", jsonl(&docs[..1]));
@@ -229,11 +225,7 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
     let out = cli
         .run(&["create", "db.lshdb", "--shingle", "word:2", "--simhash"])
         .ok();
-    assert!(
-        out.stdout.contains(": word:2, 128 one-permutation values,"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has(": word:2, 128 one-permutation values,");
     cli.write("corpus.jsonl", jsonl(&corpus()));
     cli.run(&["add", "db.lshdb", "--jsonl", "corpus.jsonl"])
         .ok();
@@ -266,11 +258,7 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
     ] {
         let name = format!("{}.lshdb", typed.replace(':', "-"));
         let out = cli.run(&["create", &name, "--shingle", typed]).ok();
-        assert!(
-            out.stdout.contains(&format!(": {shown}, ")),
-            "{}",
-            out.stdout
-        );
+        out.stdout_has(&format!(": {shown}, "));
     }
 }
 

@@ -36,7 +36,7 @@ fn top_k_returns_the_k_most_similar_with_a_recall_estimate() {
         .run(&["query", &db, "--key", "f2-a", "--top", "1", "--explain"])
         .ok();
     assert!(out.stdout.starts_with("0.970\tf2-b\n"), "{}", out.stdout);
-    assert!(out.stdout.contains("recall estimate: "), "{}", out.stdout);
+    out.stdout_has("recall estimate: ");
     // --top with --threshold is a usage error.
     cli.run(&[
         "query",
@@ -82,11 +82,7 @@ fn threshold_one_finds_exact_duplicates() {
     let err = cli
         .run(&["query", &db, "--key", "f3-b", "--threshold", "1.5"])
         .expect(2);
-    assert!(
-        err.stderr.contains("above 0 and at most 1"),
-        "{}",
-        err.stderr
-    );
+    err.stderr_has("above 0 and at most 1");
 }
 
 #[test]
@@ -157,7 +153,7 @@ fn text_output_separates_fields_with_tabs_and_keys_keep_spaces() {
     let fields: Vec<&str> = out.stdout.trim_end().split('\t').collect();
     assert_eq!(&fields[1..], ["my first doc", "my second doc"]);
     let out = cli.run(&["groups", "db.lshdb"]).ok();
-    assert!(out.stdout.contains("\tmy first doc\n"), "{}", out.stdout);
+    out.stdout_has("\tmy first doc\n");
     // --jsonl: exit code 1 only when no query found anything.
     cli.write(
         "q.jsonl",

@@ -73,11 +73,7 @@ fn explain_objects_keep_their_fields_and_warnings_their_cli_words() {
     assert_eq!(e["warnings"], v["warnings"]);
     // Text mode: the same words as a note.
     let out = cli.run(&args).ok();
-    assert!(
-        out.stderr.contains(&format!("lshdb: note: {words}")),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has(&format!("lshdb: note: {words}"));
 
     let c = cli
         .run(&[

@@ -86,13 +86,7 @@ fn scan_twice_sees_exactly_what_changed() {
         lines[1],
         "skipped 2 binary, 1 empty, 0 too large, 0 unreadable file(s); 5 document(s) indexed"
     );
-    assert!(
-        second
-            .stdout
-            .contains("1 near-duplicate group(s) at similarity ≥ 0.8"),
-        "{}",
-        second.stdout
-    );
+    second.stdout_has("1 near-duplicate group(s) at similarity ≥ 0.8");
     assert_eq!(
         stored_keys(&cli, "tree/.lshdb"),
         keys(&[

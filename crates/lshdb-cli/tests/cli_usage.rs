@@ -43,11 +43,7 @@ fn exit_codes_and_error_lines() {
     let out = cli
         .run(&["create", "x.lshdb", "--shingle", "foo:3"])
         .expect(2);
-    assert!(
-        out.stderr.contains("unknown shingle kind `foo`"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("unknown shingle kind `foo`");
     assert!(
         !cli.path("x.lshdb").exists(),
         "nothing created on a usage error"
@@ -97,7 +93,7 @@ const COMMANDS: [&str; 16] = [
 fn every_help_has_an_example() {
     let cli = Cli::new();
     let out = cli.run(&["--help"]).ok();
-    assert!(out.stdout.contains("Example"), "{}", out.stdout);
+    out.stdout_has("Example");
     assert!(out.stdout.contains(
         "Exit codes: 0 ok, 1 error, 2 usage, 3 damage found by `check`, 130 interrupted"
     ));
@@ -135,11 +131,7 @@ fn tune_and_inspect() {
     );
     // The same banding as `create` picks.
     let created = cli.run(&["create", "db.lshdb"]).ok();
-    assert!(
-        created.stdout.contains("16 bands × 8 rows"),
-        "{}",
-        created.stdout
-    );
+    created.stdout_has("16 bands × 8 rows");
 
     let out = cli
         .run(&[
@@ -156,11 +148,7 @@ fn tune_and_inspect() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.contains("shingles: 3 (3 distinct)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("shingles: 3 (3 distinct)");
     for shingle in ["\"the quick\"", "\"quick brown\"", "\"brown fox\""] {
         assert!(out.stdout.contains(shingle), "{shingle}:\n{}", out.stdout);
     }

@@ -4,10 +4,12 @@
 //! and groups the tests check by brute force with the library.
 #![allow(dead_code)]
 
+pub mod process;
+pub mod records;
+
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -58,6 +60,18 @@ impl Run {
         lines[0].to_owned()
     }
 
+    /// Asserts that standard error contains `text`, showing it when not.
+    pub fn stderr_has(&self, text: &str) -> &Self {
+        assert!(self.stderr.contains(text), "{}", self.stderr);
+        self
+    }
+
+    /// Asserts that standard output contains `text`, showing it when not.
+    pub fn stdout_has(&self, text: &str) -> &Self {
+        assert!(self.stdout.contains(text), "{}", self.stdout);
+        self
+    }
+
     /// Standard output as one JSON value.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
@@ -100,6 +114,11 @@ impl Cli {
         path
     }
 
+    /// The contents of a file inside the working folder, as text.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).expect("read file")
+    }
+
     /// A command for the real binary, run in the working folder.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lshdb"));
@@ -118,15 +137,7 @@ impl Cli {
 
     /// Runs `lshdb ARGS` with `input` on standard input.
     pub fn run_stdin(&self, args: &[&str], input: &str) -> Run {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn lshdb");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("write stdin");
+        let (child, stdin) = self.spawn_fed(args, input);
         drop(stdin);
         Run::from_output(args, child.wait_with_output().expect("wait"))
     }
