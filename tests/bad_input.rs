@@ -4,6 +4,8 @@
 //! lshdb databases. Also what is *not* an error: texts shorter than k and
 //! arbitrary bytes as items.
 
+mod common;
+
 use lshdb::store::schema::REDB_MAGIC;
 use lshdb::{Config, Database, Error, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 use redb::{ReadableDatabase, TableDefinition};
@@ -285,8 +287,7 @@ fn documents_above_the_size_limit_are_rejected() {
 
 #[test]
 fn text_shorter_than_k_is_one_shingle() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("short.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("short.lshdb", Config::jaccard(0.8));
     db.insert("editor", "vim").unwrap();
     assert_eq!(db.get("editor").unwrap().unwrap().shingles, 1);
     for query in ["Vim", "vim", "  VIM\n"] {
@@ -309,8 +310,7 @@ fn text_shorter_than_k_is_one_shingle() {
 
 #[test]
 fn arbitrary_bytes_are_valid_items() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("bytes.lshdb"), Config::jaccard(0.5)).unwrap();
+    let (_dir, db) = common::new_db("bytes.lshdb", Config::jaccard(0.5));
     let items: [&[u8]; 5] = [b"\0", b"\xff\xfe\xfd", b"", b"abc\0def", &[0x80, 0, 0xff]];
     db.insert_items("bin", &items).unwrap();
     assert_eq!(db.get("bin").unwrap().unwrap().shingles, 5);
@@ -564,14 +564,7 @@ fn other_format_versions_are_refused_with_advice() {
     assert_eq!(format_version(&path), 4);
 }
 
-fn format_version(path: &Path) -> u32 {
-    use redb::ReadableDatabase;
-    let db = redb::Database::open(path).unwrap();
-    let read = db.begin_read().unwrap();
-    let meta = read.open_table(META).unwrap();
-    let record = meta.get("format").unwrap().unwrap().value().to_vec();
-    u32::from_le_bytes(record[8..12].try_into().unwrap())
-}
+use common::format_version;
 
 fn fixture_at(path: &Path) -> Database {
     let db = Database::create(path, Config::jaccard(0.8)).unwrap();

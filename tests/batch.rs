@@ -7,7 +7,7 @@
 mod common;
 
 use lshdb::{BulkOptions, Config, Database, Error, MAX_KEY_BYTES};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const KEPT: &str = "a document committed before the batch and kept after it";
 
@@ -18,10 +18,14 @@ fn texts() -> Vec<String> {
         .collect()
 }
 
-fn setup(path: &Path) -> Database {
-    let db = Database::create(path, Config::jaccard(0.8)).unwrap();
+/// A database `name` in a new temporary folder, holding only "kept";
+/// returns the folder (keep it), the file's path and the handle.
+fn setup(name: &str) -> (tempfile::TempDir, PathBuf, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
     db.insert("kept", KEPT).unwrap();
-    db
+    (dir, path, db)
 }
 
 /// Asserts the database holds only "kept", in the handle and on reopening.
@@ -61,9 +65,7 @@ fn fill(batch: &mut lshdb::Batch<'_>) {
 
 #[test]
 fn dropped_batch_leaves_no_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("drop.lshdb");
-    let db = setup(&path);
+    let (_dir, path, db) = setup("drop.lshdb");
     {
         let mut batch = db.batch().unwrap();
         fill(&mut batch);
@@ -76,9 +78,7 @@ fn dropped_batch_leaves_no_trace() {
 
 #[test]
 fn aborted_batch_leaves_no_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("abort.lshdb");
-    let db = setup(&path);
+    let (_dir, path, db) = setup("abort.lshdb");
     let mut batch = db.batch().unwrap();
     fill(&mut batch);
     batch.abort().unwrap();
@@ -87,9 +87,7 @@ fn aborted_batch_leaves_no_trace() {
 
 #[test]
 fn committed_batch_is_visible_and_durable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("commit.lshdb");
-    let db = setup(&path);
+    let (_dir, path, db) = setup("commit.lshdb");
     let texts = texts();
     let mut batch = db.batch().unwrap();
     fill(&mut batch);
@@ -172,8 +170,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
 
 #[test]
 fn bulk_rejects_bad_documents_and_stores_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("rej.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("rej.lshdb", Config::jaccard(0.8));
     let long_key = "k".repeat(MAX_KEY_BYTES + 1);
     let max_key = "m".repeat(MAX_KEY_BYTES);
     let good = texts();
@@ -262,8 +259,7 @@ fn bulk_duplicate_keys_keep_the_last_occurrence() {
 
 #[test]
 fn bulk_chunks_end_at_the_byte_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("bytes.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("bytes.lshdb", Config::jaccard(0.8));
     // 10 documents of about 100 KB each, a 250 KB bound: a chunk ends with
     // the document that reaches the bound, so three per commit.
     let docs: Vec<(String, String)> = (0..10)

@@ -59,8 +59,7 @@ fn check_family_snapshot(db: &Database, corpus: &[Vec<String>], f: usize) -> boo
 
 #[test]
 fn readers_see_whole_batches_while_a_writer_commits() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("c.lshdb"), Config::jaccard(0.5)).unwrap();
+    let (_dir, db) = common::new_db("c.lshdb", Config::jaccard(0.5));
     let corpus = common::families(0xc0c0, FAMILIES, MEMBERS, 30);
     let done = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);

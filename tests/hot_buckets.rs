@@ -216,8 +216,7 @@ fn identical_copies_group_once() {
 
 #[test]
 fn the_first_pair_of_a_hot_bucket_comes_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("copies.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("copies.lshdb", Config::jaccard(0.8));
     let text = "the same text stored many times over, a hot bucket in every band";
     let copies = (0..20_000).map(|i| (format!("copy-{i}"), text));
     db.insert_bulk(copies, &BulkOptions::default(), |_| true)
