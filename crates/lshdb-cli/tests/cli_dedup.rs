@@ -4,7 +4,7 @@
 
 mod cli_support;
 
-use cli_support::records::{dedup_ids, write_parquet};
+use cli_support::records::{dedup_ids, dedup_text, write_parquet};
 use cli_support::{corpus, similarity, Cli};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -141,10 +141,7 @@ fn check_jsonl(cli: &Cli, input: &str) {
 #[test]
 fn jsonl_kept_lines_are_unchanged_and_exactly_the_planted_copies_drop() {
     let cli = Cli::new();
-    let text: String = jsonl_lines(&records())
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&records());
     cli.write("in.jsonl", &text);
     check_jsonl(&cli, "in.jsonl");
     // Without --out the kept lines go to standard output, the summary to
@@ -161,10 +158,7 @@ fn jsonl_kept_lines_are_unchanged_and_exactly_the_planted_copies_drop() {
 #[test]
 fn gzip_and_zstd_inputs_are_found_by_their_magic_bytes() {
     let cli = Cli::new();
-    let text: String = jsonl_lines(&records())
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&records());
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(text.as_bytes()).unwrap();
     // A misleading name: the bytes decide.
@@ -228,47 +222,26 @@ fn csv_records_keep_their_bytes_and_the_header() {
     assert_eq!(cli.read("kept.csv"), expected);
     // A header without records gives the header alone.
     cli.write("empty.csv", "id,body,score\r\n");
-    cli.run(&[
-        "dedup",
-        "empty.csv",
-        "--text-field",
-        "body",
-        "--out",
-        "e.csv",
-    ])
-    .ok();
+    dedup_text(&cli, "empty.csv", "body", &["--out", "e.csv"]).ok();
     assert_eq!(cli.read("e.csv"), "id,body,score\r\n");
     // Windows line endings stay as they are.
     let crlf = "id,body\r\na,some text long enough to be a record here\r\n\
                 b,\"another, quite different text\r\non two lines\"\r\n";
     cli.write("crlf.csv", crlf);
-    cli.run(&[
-        "dedup",
-        "crlf.csv",
-        "--text-field",
-        "body",
-        "--out",
-        "c.csv",
-    ])
-    .ok();
+    dedup_text(&cli, "crlf.csv", "body", &["--out", "c.csv"]).ok();
     assert_eq!(cli.read("c.csv"), crlf);
     // A bad record (wrong field count) is reported with its line number.
     cli.write(
         "bad.csv",
         "id,body\na,some text here for the record\nb,x,y\n",
     );
-    let run = cli
-        .run(&[
-            "dedup",
-            "bad.csv",
-            "--text-field",
-            "body",
-            "--out",
-            "k2.csv",
-            "--rejected",
-            "r.jsonl",
-        ])
-        .ok();
+    let run = dedup_text(
+        &cli,
+        "bad.csv",
+        "body",
+        &["--out", "k2.csv", "--rejected", "r.jsonl"],
+    )
+    .ok();
     run.stderr_has("lshdb: skipped line 3: 3 field(s), the header has 2");
     // The rejected record is in --rejected, unchanged.
     let rejected: serde_json::Value = serde_json::from_str(cli.read("r.jsonl").trim()).unwrap();
@@ -430,20 +403,20 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
         serde_json::json!({"meta": {"body": 5}}),
     );
     cli.write("in.jsonl", &input);
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--text-field",
-            "meta.body",
+    let run = dedup_text(
+        &cli,
+        "in.jsonl",
+        "meta.body",
+        &[
             "--dropped",
             "d.jsonl",
             "--out",
             "k.jsonl",
             "--rejected",
             "r.jsonl",
-        ])
-        .ok();
+        ],
+    )
+    .ok();
     run.stderr_has("lshdb: skipped line 3: malformed JSON");
     run.stderr_has("lshdb: skipped line 4: missing field `meta.body`");
     run.stderr_has("lshdb: skipped line 6: field `meta.body` is not a string");
@@ -656,28 +629,15 @@ fn keep_longest_with_db_keeps_earlier_runs_records_and_stores_only_the_kept() {
 #[test]
 fn bands_and_rows_set_the_banding_of_the_database_a_run_creates() {
     let cli = Cli::new();
-    let text: String = jsonl_lines(&records())
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&records());
     cli.write("in.jsonl", &text);
     let expected = truth_first(&records());
     // A new --db gets the banding asked for, and drops what the truth drops.
-    let run = dedup_ids(
-        &cli,
-        "in.jsonl",
-        &[
-            "--db",
-            "seen.lshdb",
-            "--bands",
-            "20",
-            "--rows",
-            "6",
-            "--out",
-            "kept.jsonl",
-        ],
-    )
-    .ok();
+    let banded = |bands: &str, rows: &str, out: &str| {
+        let args = ["--db", "seen.lshdb", "--bands", bands, "--rows", rows];
+        dedup_ids(&cli, "in.jsonl", &[&args[..], &["--out", out]].concat())
+    };
+    let run = banded("20", "6", "kept.jsonl").ok();
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(said.contains("read 15 record(s)"), "{said}");
     let kept = ids_in(&cli, "kept.jsonl");
@@ -699,21 +659,7 @@ fn bands_and_rows_set_the_banding_of_the_database_a_run_creates() {
             .as_u64()
     };
     let before = documents(&cli);
-    let run = dedup_ids(
-        &cli,
-        "in.jsonl",
-        &[
-            "--db",
-            "seen.lshdb",
-            "--bands",
-            "16",
-            "--rows",
-            "8",
-            "--out",
-            "again.jsonl",
-        ],
-    )
-    .expect(1);
+    let run = banded("16", "8", "again.jsonl").expect(1);
     assert!(
         run.stderr.contains("has 20 bands × 6 rows") && run.stderr.contains("lshdb rebuild"),
         "{}",

@@ -5,7 +5,9 @@
 
 mod cli_support;
 
-use cli_support::records::{dedup_ids, lines_of, rec, text, write_parquet};
+use cli_support::records::{
+    dedup_ids, dedup_text, lines_of, rec, text, write_parquet, SIDE_OUTPUTS,
+};
 use cli_support::Cli;
 
 #[test]
@@ -77,16 +79,10 @@ fn csv_and_parquet_keep_empty_and_null_texts_and_reject_the_rest_into_rejected()
         &cli,
         "in.csv",
         &[
-            "--text-field",
-            "body",
-            "--out",
-            "k.csv",
-            "--dropped",
-            "d.jsonl",
-            "--rejected",
-            "r.jsonl",
-            "--json",
-        ],
+            &["--text-field", "body", "--out", "k.csv"][..],
+            &SIDE_OUTPUTS,
+        ]
+        .concat(),
     )
     .ok();
     let summary = run.json();
@@ -124,27 +120,14 @@ fn csv_and_parquet_keep_empty_and_null_texts_and_reject_the_rest_into_rejected()
         (&3.into(), &1.into()),
         "{summary}"
     );
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.parquet",
-            "--text-field",
-            "n",
-            "--out",
-            "k2.parquet",
-        ])
-        .expect(1);
+    let err = dedup_text(&cli, "in.parquet", "n", &["--out", "k2.parquet"]).expect(1);
     err.stderr_has("field `n` is not a string");
-    cli.run(&[
-        "dedup",
+    dedup_text(
+        &cli,
         "in.parquet",
-        "--text-field",
         "n",
-        "--out",
-        "k2.parquet",
-        "--rejected",
-        "r.jsonl",
-    ])
+        &["--out", "k2.parquet", "--rejected", "r.jsonl"],
+    )
     .ok();
     let rejected = lines_of(&cli, "r.jsonl");
     assert_eq!(rejected.len(), 4);

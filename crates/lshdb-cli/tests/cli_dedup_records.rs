@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::records::{dedup_ids, lines_of, rec, text};
+use cli_support::records::{dedup_ids, dedup_text, lines_of, rec, text, SIDE_OUTPUTS};
 use cli_support::Cli;
 use std::collections::BTreeSet;
 
@@ -40,23 +40,12 @@ fn every_record_is_kept_dropped_or_rejected_and_empty_texts_are_kept() {
     let (input, records) = mixed_input();
     cli.write("in.jsonl", &input);
     for keep in ["first", "longest"] {
-        let run = cli
-            .run(&[
-                "dedup",
-                "in.jsonl",
-                "--id-field",
-                "id",
-                "--keep",
-                keep,
-                "--out",
-                "k.jsonl",
-                "--dropped",
-                "d.jsonl",
-                "--rejected",
-                "r.jsonl",
-                "--json",
-            ])
-            .ok();
+        let run = dedup_ids(
+            &cli,
+            "in.jsonl",
+            &[&["--keep", keep, "--out", "k.jsonl"][..], &SIDE_OUTPUTS].concat(),
+        )
+        .ok();
         let summary = run.json();
         let (kept, dropped, rejected) = (
             lines_of(&cli, "k.jsonl"),
@@ -139,16 +128,7 @@ fn a_text_or_id_field_no_record_has_is_an_error_naming_the_fields_seen() {
         })
         .collect();
     cli.write("in.jsonl", &input);
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--text-field",
-            "summary",
-            "--out",
-            "k.jsonl",
-        ])
-        .error_line();
+    let err = dedup_text(&cli, "in.jsonl", "summary", &["--out", "k.jsonl"]).error_line();
     assert!(
         err.starts_with("lshdb: none of the first 5 record(s) of in.jsonl has the field `summary`")
             && err.contains("`body`, `url`"),
@@ -162,23 +142,17 @@ fn a_text_or_id_field_no_record_has_is_an_error_naming_the_fields_seen() {
     let err = dedup_ids(&cli, "two.jsonl", &["in.jsonl"]).error_line();
     assert!(err.contains("in.jsonl"), "{err}");
     // The right fields work.
-    cli.run(&[
-        "dedup",
+    dedup_text(
+        &cli,
         "in.jsonl",
-        "--text-field",
         "body",
-        "--id-field",
-        "url",
-        "--out",
-        "k.jsonl",
-    ])
+        &["--id-field", "url", "--out", "k.jsonl"],
+    )
     .ok();
     assert_eq!(lines_of(&cli, "k.jsonl").len(), 5);
     // CSV and Parquet name their columns.
     cli.write("in.csv", "url,body\nu1,some text\n");
-    let err = cli
-        .run(&["dedup", "in.csv", "--text-field", "summary"])
-        .error_line();
+    let err = dedup_text(&cli, "in.csv", "summary", &[]).error_line();
     assert!(err.contains("its columns: `url`, `body`"), "{err}");
     let err = dedup_ids(&cli, "in.csv", &["--text-field", "body"]).error_line();
     assert!(err.contains("`id` (--id-field)"), "{err}");
@@ -239,8 +213,10 @@ fn outputs_named_gz_or_zst_are_compressed() {
 fn outputs_that_are_one_file_or_the_new_database_are_refused_before_writing() {
     let cli = Cli::new();
     cli.write("in.jsonl", rec("a", text(1).into()));
+    // `lshdb dedup in.jsonl ARGS…` is a usage error that `says` so.
     let refused = |args: &[&str], says: &str| {
-        let run = cli.run(args).expect(2);
+        let args = [&["dedup", "in.jsonl"], args].concat();
+        let run = cli.run(&args).expect(2);
         assert!(
             run.stderr.starts_with("error: ") && run.stderr.contains(says),
             "{args:?}: {}",
@@ -249,74 +225,32 @@ fn outputs_that_are_one_file_or_the_new_database_are_refused_before_writing() {
     };
     // A database not yet created is still the output's file.
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "new.lshdb",
-            "--out",
-            "new.lshdb",
-        ],
+        &["--db", "new.lshdb", "--out", "new.lshdb"],
         "--out new.lshdb is the database file itself (new.lshdb)",
     );
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "new.lshdb",
-            "--dropped",
-            "./new.lshdb",
-        ],
+        &["--db", "new.lshdb", "--dropped", "./new.lshdb"],
         "is the database file itself",
     );
     assert!(!cli.path("new.lshdb").exists());
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--out",
-            "x.jsonl",
-            "--dropped",
-            "x.jsonl",
-        ],
+        &["--out", "x.jsonl", "--dropped", "x.jsonl"],
         "--out x.jsonl and --dropped x.jsonl are one file",
     );
     std::fs::create_dir(cli.path("sub")).unwrap();
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--clusters",
-            "sub/../c.jsonl",
-            "--rejected",
-            "c.jsonl",
-        ],
+        &["--clusters", "sub/../c.jsonl", "--rejected", "c.jsonl"],
         "are one file",
     );
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--out",
-            "k.jsonl",
-            "--rejected",
-            "in.jsonl",
-        ],
+        &["--out", "k.jsonl", "--rejected", "in.jsonl"],
         "--rejected in.jsonl is the input in.jsonl",
     );
     assert!(!cli.path("x.jsonl").exists() && !cli.path("c.jsonl").exists());
     // An existing output is left as it was.
     cli.write("x.jsonl", "old\n");
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--out",
-            "x.jsonl",
-            "--dropped",
-            "x.jsonl",
-        ],
+        &["--out", "x.jsonl", "--dropped", "x.jsonl"],
         "are one file",
     );
     assert_eq!(cli.read("x.jsonl"), "old\n");

@@ -132,37 +132,14 @@ fn hints_are_commands_that_work_when_pasted() {
     cli.run(&["create", "big.lshdb"]).ok();
     cli.write("many.jsonl", jsonl(&many));
     cli.run(&["add", "big.lshdb", "--jsonl", "many.jsonl"]).ok();
-    let out = cli
-        .run(&["query", "big.lshdb", "--text", text, "--limit", "1"])
-        .ok();
+    let query = ["query", "big.lshdb", "--text", text, "--limit", "1"];
+    let out = cli.run_with(&query, &[]).ok();
     let note = out.stderr.lines().next().expect("a note");
     assert!(note.contains("`--max-bucket 10000`"), "{note}");
     assert!(!note.contains("max_bucket"), "{note}");
-    let out = cli
-        .run(&[
-            "query",
-            "big.lshdb",
-            "--text",
-            text,
-            "--limit",
-            "1",
-            "--max-bucket",
-            "10000",
-        ])
-        .ok();
+    let out = cli.run_with(&query, &["--max-bucket", "10000"]).ok();
     assert!(out.stderr.is_empty(), "{}", out.stderr);
-    let v = cli
-        .run(&[
-            "query",
-            "big.lshdb",
-            "--text",
-            text,
-            "--limit",
-            "1",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let v = cli.run_with(&query, &["--json"]).ok().json();
     assert!(
         v["warnings"][0]
             .as_str()

@@ -9,17 +9,10 @@ use cli_support::{keys_of, similarity, text_of, Cli};
 fn top_k_returns_the_k_most_similar_with_a_recall_estimate() {
     let cli = Cli::new();
     let db = cli.corpus_db("db.lshdb", &[]);
+    let f1a = text_of("f1-a");
+    let query: [&str; 4] = ["query", &db, "--text", &f1a];
     let v = cli
-        .run(&[
-            "query",
-            &db,
-            "--text",
-            &text_of("f1-a"),
-            "--top",
-            "2",
-            "--json",
-            "--explain",
-        ])
+        .run_with(&query, &["--top", "2", "--json", "--explain"])
         .ok()
         .json();
     let hits = keys_of(&v["hits"]);
@@ -89,16 +82,10 @@ fn threshold_one_finds_exact_duplicates() {
 fn simhash_search_from_the_cli() {
     let cli = Cli::new();
     let db = cli.corpus_db("sim.lshdb", &["--simhash"]);
+    let f1a = text_of("f1-a");
+    let query: [&str; 4] = ["query", &db, "--text", &f1a];
     let v = cli
-        .run(&[
-            "query",
-            &db,
-            "--text",
-            &text_of("f1-a"),
-            "--simhash",
-            "3",
-            "--json",
-        ])
+        .run_with(&query, &["--simhash", "3", "--json"])
         .ok()
         .json();
     let hits = v["hits"].as_array().unwrap();

@@ -135,6 +135,12 @@ impl Cli {
         Run::from_output(args, out)
     }
 
+    /// Runs `lshdb BASE… EXTRA…` (a command's common words, then this
+    /// call's own).
+    pub fn run_with(&self, base: &[&str], extra: &[&str]) -> Run {
+        self.run(&[base, extra].concat())
+    }
+
     /// Runs `lshdb ARGS` with `input` on standard input.
     pub fn run_stdin(&self, args: &[&str], input: &str) -> Run {
         let (child, stdin) = self.spawn_fed(args, input);

@@ -59,6 +59,11 @@ pub fn dedup_ids(cli: &Cli, input: &str, extra: &[&str]) -> Run {
     cli.run(&args)
 }
 
+/// Runs `lshdb dedup INPUT --text-field FIELD EXTRA…`.
+pub fn dedup_text(cli: &Cli, input: &str, field: &str, extra: &[&str]) -> Run {
+    cli.run_with(&["dedup", input, "--text-field", field], extra)
+}
+
 /// Writes `batch` as the Parquet file `name` of the working folder.
 pub fn write_parquet(cli: &Cli, name: &str, batch: &arrow_array::RecordBatch) {
     let file = std::fs::File::create(cli.path(name)).expect("create the Parquet file");
@@ -66,3 +71,7 @@ pub fn write_parquet(cli: &Cli, name: &str, batch: &arrow_array::RecordBatch) {
     writer.write(batch).unwrap();
     writer.close().unwrap();
 }
+
+/// The side outputs most dedup tests ask for: dropped and rejected
+/// records, and the summary as JSON.
+pub const SIDE_OUTPUTS: [&str; 5] = ["--dropped", "d.jsonl", "--rejected", "r.jsonl", "--json"];
