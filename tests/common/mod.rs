@@ -93,3 +93,13 @@ pub fn new_db(name: &str, config: lshdb::Config) -> (tempfile::TempDir, lshdb::D
     let db = lshdb::Database::create(dir.path().join(name), config).unwrap();
     (dir, db)
 }
+
+/// Inserts `docs` (key, text) into `db` in one batch, so that ids follow
+/// their order.
+pub fn insert_batch(db: &lshdb::Database, docs: &[(String, String)]) {
+    let mut batch = db.batch().unwrap();
+    for (key, text) in docs {
+        batch.insert(key, text.as_str()).unwrap();
+    }
+    batch.commit().unwrap();
+}

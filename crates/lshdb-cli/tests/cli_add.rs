@@ -67,11 +67,7 @@ fn bad_records_are_reported_by_line_and_skipped() {
             "body",
         ])
         .ok();
-    assert!(
-        out.stdout.starts_with("added 1 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 1 document(s)");
     cli.run(&["get", "db.lshdb", "u1"]).ok();
 }
 
@@ -119,16 +115,8 @@ fn add_files_and_unique() {
     cli.write("docs/a.txt", text_of("f1-a"));
     cli.write("docs/bin", b"\xff\xfe not utf-8");
     let out = cli.run(&["add", "db.lshdb", "docs/a.txt", "docs/bin"]).ok();
-    assert!(
-        out.stdout.starts_with("added 1 document(s)"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.ends_with("; 1 bad record(s) skipped\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 1 document(s)");
+    out.stdout_ends("; 1 bad record(s) skipped\n");
     assert_eq!(out.stderr, "lshdb: skipped file: docs/bin: binary file\n");
     let v = cli
         .run(&["get", "db.lshdb", "docs/a.txt", "--json"])
@@ -255,11 +243,7 @@ fn endless_files_are_read_only_up_to_the_document_limit() {
         "lshdb: skipped file: /dev/zero: larger than the document limit of 67108864 bytes\n\
          lshdb: nothing was added: every record was skipped or rejected (see above)\n"
     );
-    assert!(
-        out.stdout.starts_with("added 0 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 0 document(s)");
     let line = cli
         .run_within(60, &["query", "db.lshdb", "--file", "/dev/zero"])
         .error_line();
@@ -269,10 +253,6 @@ fn endless_files_are_read_only_up_to_the_document_limit() {
         let out = cli
             .run_within(60, &["add", "db.lshdb", "/proc/self/status"])
             .ok();
-        assert!(
-            out.stdout.starts_with("added 1 document(s)"),
-            "{}",
-            out.stdout
-        );
+        out.stdout_starts("added 1 document(s)");
     }
 }

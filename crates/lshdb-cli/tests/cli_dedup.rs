@@ -148,11 +148,7 @@ fn jsonl_kept_lines_are_unchanged_and_exactly_the_planted_copies_drop() {
     // standard error.
     let run = dedup_ids(&cli, "in.jsonl", &[]).ok();
     assert_eq!(run.stdout, cli.read("kept.jsonl"));
-    assert!(
-        run.stderr.starts_with("lshdb: read 15 record(s): "),
-        "{}",
-        run.stderr
-    );
+    run.stderr_starts("lshdb: read 15 record(s): ");
 }
 
 #[test]
@@ -420,12 +416,7 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
     run.stderr_has("lshdb: skipped line 3: malformed JSON");
     run.stderr_has("lshdb: skipped line 4: missing field `meta.body`");
     run.stderr_has("lshdb: skipped line 6: field `meta.body` is not a string");
-    assert!(
-        run.stdout
-            .starts_with("read 5 record(s): 1 kept, 1 dropped as near-duplicates, 3 rejected"),
-        "{}",
-        run.stdout
-    );
+    run.stdout_starts("read 5 record(s): 1 kept, 1 dropped as near-duplicates, 3 rejected");
     let dropped: serde_json::Value = serde_json::from_str(cli.read("d.jsonl").trim()).unwrap();
     assert_eq!(dropped["id"], "line:5");
     assert_eq!(dropped["duplicate_of"], "line:1");
@@ -455,7 +446,7 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
     );
     let refused = |args: &[&str]| {
         let run = cli.run(args).expect(2);
-        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        run.stderr_starts("error: ");
         run.stderr
     };
     let err = refused(&["dedup", "in.jsonl", "--out", "in.jsonl"]);

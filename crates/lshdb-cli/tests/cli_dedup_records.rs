@@ -223,29 +223,34 @@ fn outputs_that_are_one_file_or_the_new_database_are_refused_before_writing() {
             run.stderr
         );
     };
-    // A database not yet created is still the output's file.
-    refused(
-        &["--db", "new.lshdb", "--out", "new.lshdb"],
-        "--out new.lshdb is the database file itself (new.lshdb)",
-    );
-    refused(
-        &["--db", "new.lshdb", "--dropped", "./new.lshdb"],
-        "is the database file itself",
-    );
-    assert!(!cli.path("new.lshdb").exists());
-    refused(
-        &["--out", "x.jsonl", "--dropped", "x.jsonl"],
-        "--out x.jsonl and --dropped x.jsonl are one file",
-    );
     std::fs::create_dir(cli.path("sub")).unwrap();
-    refused(
-        &["--clusters", "sub/../c.jsonl", "--rejected", "c.jsonl"],
-        "are one file",
-    );
-    refused(
-        &["--out", "k.jsonl", "--rejected", "in.jsonl"],
-        "--rejected in.jsonl is the input in.jsonl",
-    );
+    let cases: [(&[&str], &str); 5] = [
+        // A database not yet created is still the output's file.
+        (
+            &["--db", "new.lshdb", "--out", "new.lshdb"],
+            "--out new.lshdb is the database file itself (new.lshdb)",
+        ),
+        (
+            &["--db", "new.lshdb", "--dropped", "./new.lshdb"],
+            "is the database file itself",
+        ),
+        (
+            &["--out", "x.jsonl", "--dropped", "x.jsonl"],
+            "--out x.jsonl and --dropped x.jsonl are one file",
+        ),
+        (
+            &["--clusters", "sub/../c.jsonl", "--rejected", "c.jsonl"],
+            "are one file",
+        ),
+        (
+            &["--out", "k.jsonl", "--rejected", "in.jsonl"],
+            "--rejected in.jsonl is the input in.jsonl",
+        ),
+    ];
+    for (args, says) in cases {
+        refused(args, says);
+    }
+    assert!(!cli.path("new.lshdb").exists());
     assert!(!cli.path("x.jsonl").exists() && !cli.path("c.jsonl").exists());
     // An existing output is left as it was.
     cli.write("x.jsonl", "old\n");

@@ -72,11 +72,7 @@ fn a_key_with_a_line_break_cannot_forge_tab_separated_output() {
     assert!(groups.stdout.contains(&format!("\t{shown}\n")));
 
     let get = cli.run(&["get", "k.lshdb", FORGED]).ok();
-    assert!(
-        get.stdout.starts_with(&format!("key       {shown}\n")),
-        "{}",
-        get.stdout
-    );
+    get.stdout_starts(&format!("key       {shown}\n"));
 
     let missing = cli.run(&["get", "k.lshdb", "no\nsuch"]).error_line();
     assert!(missing.contains(r#"`"no\nsuch"`"#), "{missing}");

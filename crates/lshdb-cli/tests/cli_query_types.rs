@@ -28,7 +28,7 @@ fn top_k_returns_the_k_most_similar_with_a_recall_estimate() {
     let out = cli
         .run(&["query", &db, "--key", "f2-a", "--top", "1", "--explain"])
         .ok();
-    assert!(out.stdout.starts_with("0.970\tf2-b\n"), "{}", out.stdout);
+    out.stdout_starts("0.970\tf2-b\n");
     out.stdout_has("recall estimate: ");
     // --top with --threshold is a usage error.
     cli.run(&[

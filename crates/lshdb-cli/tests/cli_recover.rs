@@ -100,7 +100,7 @@ fn read_commands_repair_after_a_killed_writer() {
     cli.run(&["get", db, &last]).ok();
     assert_eq!(cli.run(&["get", db, &format!("doc-{documents}")]).code, 1);
     let check = cli.run(&["check", db]).ok();
-    assert!(check.stdout.starts_with("clean"), "{}", check.stdout);
+    check.stdout_starts("clean");
 }
 
 #[test]

@@ -217,9 +217,5 @@ fn stats_and_check_keep_their_fields() {
             "storage_ok"
         ]
     );
-    assert!(
-        check.stdout.starts_with("{\"clean\":true,"),
-        "{}",
-        check.stdout
-    );
+    check.stdout_starts("{\"clean\":true,");
 }

@@ -112,7 +112,7 @@ fn every_help_has_an_example() {
         cli.run(&["help", command]).ok();
     }
     let out = cli.run(&["--version"]).ok();
-    assert!(out.stdout.starts_with("lshdb "), "{}", out.stdout);
+    out.stdout_starts("lshdb ");
 }
 
 #[test]
@@ -124,11 +124,7 @@ fn tune_and_inspect() {
     assert!(out.stdout.contains("false-positive area"));
     assert!(out.stdout.contains("1.0 |") && out.stdout.contains("0.5 |"));
     assert!(out.stdout.contains('#') && out.stdout.contains("+----"));
-    assert!(
-        out.stdout.ends_with("similarity (: marks 0.8)\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_ends("similarity (: marks 0.8)\n");
     // The same banding as `create` picks.
     let created = cli.run(&["create", "db.lshdb"]).ok();
     created.stdout_has("16 bands × 8 rows");
@@ -142,12 +138,7 @@ fn tune_and_inspect() {
             "word:2",
         ])
         .ok();
-    assert!(
-        out.stdout
-            .starts_with("normalised: \"the quick brown fox\"\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("normalised: \"the quick brown fox\"\n");
     out.stdout_has("shingles: 3 (3 distinct)");
     for shingle in ["\"the quick\"", "\"quick brown\"", "\"brown fox\""] {
         assert!(out.stdout.contains(shingle), "{shingle}:\n{}", out.stdout);

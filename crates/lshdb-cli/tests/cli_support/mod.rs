@@ -13,6 +13,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+/// Assertions on one output stream of a [`Run`]: `name: stream.test`
+/// becomes `fn name(&self, text)`, which asserts `self.stream.test(text)`
+/// and shows the stream when it does not hold.
+macro_rules! stream_checks {
+    ($($name:ident: $stream:ident.$test:ident),* $(,)?) => {$(
+        #[doc = concat!("Asserts `", stringify!($stream), ".", stringify!($test), "(text)`.")]
+        pub fn $name(&self, text: &str) -> &Self {
+            assert!(self.$stream.$test(text), "{}", self.$stream);
+            self
+        }
+    )*};
+}
+
 /// A finished `lshdb` run.
 pub struct Run {
     pub code: i32,
@@ -60,17 +73,14 @@ impl Run {
         lines[0].to_owned()
     }
 
-    /// Asserts that standard error contains `text`, showing it when not.
-    pub fn stderr_has(&self, text: &str) -> &Self {
-        assert!(self.stderr.contains(text), "{}", self.stderr);
-        self
-    }
-
-    /// Asserts that standard output contains `text`, showing it when not.
-    pub fn stdout_has(&self, text: &str) -> &Self {
-        assert!(self.stdout.contains(text), "{}", self.stdout);
-        self
-    }
+    stream_checks!(
+        stdout_has: stdout.contains,
+        stderr_has: stderr.contains,
+        stdout_starts: stdout.starts_with,
+        stderr_starts: stderr.starts_with,
+        stdout_ends: stdout.ends_with,
+        stderr_ends: stderr.ends_with,
+    );
 
     /// Standard output as one JSON value.
     pub fn json(&self) -> serde_json::Value {
