@@ -56,6 +56,23 @@ fn assert_untouched(db: Database, path: &Path) {
     assert_eq!(report.postings, db.settings().bands as u64);
 }
 
+/// Bulk-loads `docs` in batches of 10, the progress callback answering
+/// `go_on`; returns the report and the (inserted, commits) the callback saw.
+fn load_in_tens(
+    db: &Database,
+    docs: &[(String, String)],
+    go_on: bool,
+) -> (lshdb::BulkReport, Vec<(u64, u64)>) {
+    let mut calls = Vec::new();
+    let report = db
+        .insert_bulk(docs.to_vec(), &BulkOptions::default().batch(10), |r| {
+            calls.push((r.inserted, r.commits));
+            go_on
+        })
+        .unwrap();
+    (report, calls)
+}
+
 fn fill(batch: &mut lshdb::Batch<'_>) {
     for (i, text) in texts().iter().enumerate().take(3) {
         batch.insert(&format!("new{i}"), text).unwrap();
@@ -110,9 +127,7 @@ fn committed_batch_is_visible_and_durable() {
 
 #[test]
 fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bulk.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("bulk.lshdb", Config::jaccard(0.8));
     let docs: Vec<(String, String)> = common::families(0xb01c, 7, 5, 20)
         .into_iter()
         .enumerate()
@@ -124,13 +139,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
         })
         .collect();
     assert_eq!(docs.len(), 35);
-    let mut calls = Vec::new();
-    let report = db
-        .insert_bulk(docs.clone(), &BulkOptions::default().batch(10), |r| {
-            calls.push((r.inserted, r.commits));
-            false
-        })
-        .unwrap();
+    let (report, calls) = load_in_tens(&db, &docs, false);
     assert_eq!(calls, [(10, 1)]);
     assert!(report.stopped);
     assert_eq!(report.inserted, 10);
@@ -147,13 +156,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
 
     // Loading everything (the first 10 again) reports replacements and
     // calls progress once per commit.
-    let mut calls = Vec::new();
-    let report = db
-        .insert_bulk(docs.clone(), &BulkOptions::default().batch(10), |r| {
-            calls.push((r.inserted, r.commits));
-            true
-        })
-        .unwrap();
+    let (report, calls) = load_in_tens(&db, &docs, true);
     assert_eq!(calls, [(10, 1), (20, 2), (30, 3), (35, 4)]);
     assert!(!report.stopped);
     assert_eq!((report.inserted, report.replaced), (35, 10));

@@ -190,9 +190,7 @@ fn open_in_child(path: &std::path::Path) -> String {
 
 #[test]
 fn second_open_is_refused_while_the_first_is_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("locked.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("locked.lshdb", Config::jaccard(0.8));
     db.insert("a", "some document text").unwrap();
 
     // In this process.

@@ -129,9 +129,7 @@ fn own_key_is_not_its_own_duplicate() {
 
 #[test]
 fn batch_sees_its_own_earlier_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("batch.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("batch.lshdb", Config::jaccard(0.8));
     let near = change(BASE, &[4], "revised");
     let near_other = change(OTHER, &[3], "dough");
 

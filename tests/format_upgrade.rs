@@ -251,9 +251,7 @@ fn read_as_it_is_and_upgraded_on_write(version: u32) {
 
 #[test]
 fn new_signature_records_hold_the_set_size_and_no_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v3.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("v3.lshdb", Config::jaccard(0.8));
     db.insert("a", "The quick brown fox jumps over the lazy dog")
         .unwrap();
     drop(db);

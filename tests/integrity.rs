@@ -246,9 +246,8 @@ fn a_missing_document_record_is_reported() {
 
 #[test]
 fn compaction_shrinks_the_file_after_mass_deletion() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("compact.lshdb");
-    let mut db = Database::create(&path, Config::jaccard(0.8).store_text(true)).unwrap();
+    let (_dir, path, mut db) =
+        common::new_db_at("compact.lshdb", Config::jaccard(0.8).store_text(true));
     let texts: Vec<String> = common::families(0xc0ffee, 100, 5, 40)
         .into_iter()
         .flatten()
@@ -389,9 +388,7 @@ fn stats_walks_nothing_and_stats_deep_walks_everything() {
     const SIGS: TableDefinition<u64, &[u8]> = TableDefinition::new("sigs");
     const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
         TableDefinition::new("run_blocks");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8).simhash(3)).unwrap();
+    let (_dir, path, db) = common::new_db_at("s.lshdb", Config::jaccard(0.8).simhash(3));
     let corpus = common::families(0x5747, FAMILIES, MEMBERS, 30);
     let docs = corpus.iter().enumerate().flat_map(|(f, family)| {
         family

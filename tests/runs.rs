@@ -45,9 +45,7 @@ fn hits(db: &Database, query: &str, t: f64) -> Vec<String> {
 
 #[test]
 fn bulk_loads_write_runs_that_merge_and_answer_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("runs.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.5).bands(32, 4)).unwrap();
+    let (_dir, path, db) = common::new_db_at("runs.lshdb", Config::jaccard(0.5).bands(32, 4));
     let docs = corpus(60, 5);
     // Small commits: many runs, many merges.
     let report = db

@@ -109,9 +109,7 @@ fn removed_document_is_never_returned() {
 
 #[test]
 fn replacing_by_key_swaps_content_atomically() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.lshdb");
-    let mut db = Database::create(&path, Config::jaccard(0.7).store_text(true)).unwrap();
+    let (_dir, path, mut db) = common::new_db_at("r.lshdb", Config::jaccard(0.7).store_text(true));
     let corpus = common::families(0x99, 3, 1, 30);
     let (old, other, new) = (&corpus[0][0], &corpus[1][0], &corpus[2][0]);
     let new = format!("{new} {new} with a longer tail of extra words");

@@ -89,9 +89,19 @@ pub fn format_version(path: &std::path::Path) -> u32 {
 /// A new database `name` in a new temporary folder, which the caller keeps
 /// for as long as the database is used.
 pub fn new_db(name: &str, config: lshdb::Config) -> (tempfile::TempDir, lshdb::Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = lshdb::Database::create(dir.path().join(name), config).unwrap();
+    let (dir, _, db) = new_db_at(name, config);
     (dir, db)
+}
+
+/// [`new_db`], with the database file's path.
+pub fn new_db_at(
+    name: &str,
+    config: lshdb::Config,
+) -> (tempfile::TempDir, std::path::PathBuf, lshdb::Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let db = lshdb::Database::create(&path, config).unwrap();
+    (dir, path, db)
 }
 
 /// Inserts `docs` (key, text) into `db` in one batch, so that ids follow
