@@ -4,6 +4,8 @@
 //! lshdb databases. Also what is *not* an error: texts shorter than k and
 //! arbitrary bytes as items.
 
+mod common;
+
 use lshdb::store::schema::REDB_MAGIC;
 use lshdb::{Config, Database, Error, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 use redb::{ReadableDatabase, TableDefinition};
@@ -50,14 +52,16 @@ fn state(db: &Database) -> State {
     }
 }
 
-fn fixture(dir: &tempfile::TempDir) -> Database {
-    let db = Database::create(dir.path().join("bad.lshdb"), Config::jaccard(0.8)).unwrap();
+/// A database `bad.lshdb` holding "a" and "b", in a new temporary folder
+/// (keep it).
+fn fixture() -> (tempfile::TempDir, Database) {
+    let (dir, db) = common::new_db("bad.lshdb", Config::jaccard(0.8));
     db.insert("a", TEXT_A).unwrap();
     db.insert("b", TEXT_B).unwrap();
     let s = state(&db);
     assert_eq!(s.len, 2);
     assert_eq!(s.hits.len(), 2);
-    db
+    (dir, db)
 }
 
 fn is_invalid(result: lshdb::Result<impl std::fmt::Debug>, name: &str) -> bool {
@@ -73,8 +77,7 @@ fn is_invalid(result: lshdb::Result<impl std::fmt::Debug>, name: &str) -> bool {
 
 #[test]
 fn empty_documents_are_rejected() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = fixture(&dir);
+    let (_dir, db) = fixture();
     let before = state(&db);
     for text in ["", " ", "  \t\n\r\n  ", "\u{2003}\u{3000}"] {
         let empty =
@@ -115,8 +118,7 @@ fn empty_documents_are_rejected() {
 
 #[test]
 fn thresholds_outside_zero_one_are_rejected() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = fixture(&dir);
+    let (dir, mut db) = fixture();
     let before = state(&db);
     for t in [0.0, 1.0, -1.0, f64::NAN, 1.5, f64::INFINITY, -0.0] {
         let path = dir.path().join(format!("never-{}.lshdb", t.to_bits()));
@@ -158,8 +160,7 @@ fn thresholds_outside_zero_one_are_rejected() {
 
 #[test]
 fn rejected_calls_leave_the_file_bytes_unchanged() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = fixture(&dir);
+    let (_dir, mut db) = fixture();
     let before = state(&db);
     assert!(is_invalid(
         db.query(TEXT_A).threshold(1.5).run(),
@@ -218,8 +219,7 @@ fn banding_larger_than_the_signature_is_rejected() {
 
 #[test]
 fn keys_outside_the_limits_are_rejected() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = fixture(&dir);
+    let (_dir, db) = fixture();
     let before = state(&db);
     let too_long = "k".repeat(MAX_KEY_BYTES + 1);
     // 2-byte characters: MAX_KEY_BYTES / 2 + 1 of them is one byte too many.
@@ -260,8 +260,7 @@ fn keys_outside_the_limits_are_rejected() {
 
 #[test]
 fn documents_above_the_size_limit_are_rejected() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = fixture(&dir);
+    let (_dir, db) = fixture();
     let before = state(&db);
     let huge = "a".repeat(MAX_DOCUMENT_BYTES + 1);
     let too_large = |r: lshdb::Result<()>| {
@@ -285,8 +284,7 @@ fn documents_above_the_size_limit_are_rejected() {
 
 #[test]
 fn text_shorter_than_k_is_one_shingle() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("short.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("short.lshdb", Config::jaccard(0.8));
     db.insert("editor", "vim").unwrap();
     assert_eq!(db.get("editor").unwrap().unwrap().shingles, 1);
     for query in ["Vim", "vim", "  VIM\n"] {
@@ -309,8 +307,7 @@ fn text_shorter_than_k_is_one_shingle() {
 
 #[test]
 fn arbitrary_bytes_are_valid_items() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("bytes.lshdb"), Config::jaccard(0.5)).unwrap();
+    let (_dir, db) = common::new_db("bytes.lshdb", Config::jaccard(0.5));
     let items: [&[u8]; 5] = [b"\0", b"\xff\xfe\xfd", b"", b"abc\0def", &[0x80, 0, 0xff]];
     db.insert_items("bin", &items).unwrap();
     assert_eq!(db.get("bin").unwrap().unwrap().shingles, 5);
@@ -429,8 +426,7 @@ fn files_that_are_not_databases_are_refused_with_a_reason() {
 
 #[test]
 fn create_refuses_an_existing_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = fixture(&dir);
+    let (dir, db) = fixture();
     let path = db.path().to_owned();
     drop(db);
     let before = fingerprint(&path);
@@ -564,14 +560,7 @@ fn other_format_versions_are_refused_with_advice() {
     assert_eq!(format_version(&path), 4);
 }
 
-fn format_version(path: &Path) -> u32 {
-    use redb::ReadableDatabase;
-    let db = redb::Database::open(path).unwrap();
-    let read = db.begin_read().unwrap();
-    let meta = read.open_table(META).unwrap();
-    let record = meta.get("format").unwrap().unwrap().value().to_vec();
-    u32::from_le_bytes(record[8..12].try_into().unwrap())
-}
+use common::format_version;
 
 fn fixture_at(path: &Path) -> Database {
     let db = Database::create(path, Config::jaccard(0.8)).unwrap();

@@ -7,7 +7,7 @@
 mod common;
 
 use lshdb::{BulkOptions, Config, Database, Error, MAX_KEY_BYTES};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const KEPT: &str = "a document committed before the batch and kept after it";
 
@@ -18,10 +18,14 @@ fn texts() -> Vec<String> {
         .collect()
 }
 
-fn setup(path: &Path) -> Database {
-    let db = Database::create(path, Config::jaccard(0.8)).unwrap();
+/// A database `name` in a new temporary folder, holding only "kept";
+/// returns the folder (keep it), the file's path and the handle.
+fn setup(name: &str) -> (tempfile::TempDir, PathBuf, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
     db.insert("kept", KEPT).unwrap();
-    db
+    (dir, path, db)
 }
 
 /// Asserts the database holds only "kept", in the handle and on reopening.
@@ -52,6 +56,23 @@ fn assert_untouched(db: Database, path: &Path) {
     assert_eq!(report.postings, db.settings().bands as u64);
 }
 
+/// Bulk-loads `docs` in batches of 10, the progress callback answering
+/// `go_on`; returns the report and the (inserted, commits) the callback saw.
+fn load_in_tens(
+    db: &Database,
+    docs: &[(String, String)],
+    go_on: bool,
+) -> (lshdb::BulkReport, Vec<(u64, u64)>) {
+    let mut calls = Vec::new();
+    let report = db
+        .insert_bulk(docs.to_vec(), &BulkOptions::default().batch(10), |r| {
+            calls.push((r.inserted, r.commits));
+            go_on
+        })
+        .unwrap();
+    (report, calls)
+}
+
 fn fill(batch: &mut lshdb::Batch<'_>) {
     for (i, text) in texts().iter().enumerate().take(3) {
         batch.insert(&format!("new{i}"), text).unwrap();
@@ -61,9 +82,7 @@ fn fill(batch: &mut lshdb::Batch<'_>) {
 
 #[test]
 fn dropped_batch_leaves_no_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("drop.lshdb");
-    let db = setup(&path);
+    let (_dir, path, db) = setup("drop.lshdb");
     {
         let mut batch = db.batch().unwrap();
         fill(&mut batch);
@@ -76,9 +95,7 @@ fn dropped_batch_leaves_no_trace() {
 
 #[test]
 fn aborted_batch_leaves_no_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("abort.lshdb");
-    let db = setup(&path);
+    let (_dir, path, db) = setup("abort.lshdb");
     let mut batch = db.batch().unwrap();
     fill(&mut batch);
     batch.abort().unwrap();
@@ -87,9 +104,7 @@ fn aborted_batch_leaves_no_trace() {
 
 #[test]
 fn committed_batch_is_visible_and_durable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("commit.lshdb");
-    let db = setup(&path);
+    let (_dir, path, db) = setup("commit.lshdb");
     let texts = texts();
     let mut batch = db.batch().unwrap();
     fill(&mut batch);
@@ -112,9 +127,7 @@ fn committed_batch_is_visible_and_durable() {
 
 #[test]
 fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bulk.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("bulk.lshdb", Config::jaccard(0.8));
     let docs: Vec<(String, String)> = common::families(0xb01c, 7, 5, 20)
         .into_iter()
         .enumerate()
@@ -126,13 +139,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
         })
         .collect();
     assert_eq!(docs.len(), 35);
-    let mut calls = Vec::new();
-    let report = db
-        .insert_bulk(docs.clone(), &BulkOptions::default().batch(10), |r| {
-            calls.push((r.inserted, r.commits));
-            false
-        })
-        .unwrap();
+    let (report, calls) = load_in_tens(&db, &docs, false);
     assert_eq!(calls, [(10, 1)]);
     assert!(report.stopped);
     assert_eq!(report.inserted, 10);
@@ -149,13 +156,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
 
     // Loading everything (the first 10 again) reports replacements and
     // calls progress once per commit.
-    let mut calls = Vec::new();
-    let report = db
-        .insert_bulk(docs.clone(), &BulkOptions::default().batch(10), |r| {
-            calls.push((r.inserted, r.commits));
-            true
-        })
-        .unwrap();
+    let (report, calls) = load_in_tens(&db, &docs, true);
     assert_eq!(calls, [(10, 1), (20, 2), (30, 3), (35, 4)]);
     assert!(!report.stopped);
     assert_eq!((report.inserted, report.replaced), (35, 10));
@@ -172,8 +173,7 @@ fn bulk_load_stopped_by_progress_stores_exactly_what_it_reported() {
 
 #[test]
 fn bulk_rejects_bad_documents_and_stores_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("rej.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("rej.lshdb", Config::jaccard(0.8));
     let long_key = "k".repeat(MAX_KEY_BYTES + 1);
     let max_key = "m".repeat(MAX_KEY_BYTES);
     let good = texts();
@@ -262,8 +262,7 @@ fn bulk_duplicate_keys_keep_the_last_occurrence() {
 
 #[test]
 fn bulk_chunks_end_at_the_byte_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("bytes.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("bytes.lshdb", Config::jaccard(0.8));
     // 10 documents of about 100 KB each, a 250 KB bound: a chunk ends with
     // the document that reaches the bound, so three per commit.
     let docs: Vec<(String, String)> = (0..10)

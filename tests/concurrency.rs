@@ -59,8 +59,7 @@ fn check_family_snapshot(db: &Database, corpus: &[Vec<String>], f: usize) -> boo
 
 #[test]
 fn readers_see_whole_batches_while_a_writer_commits() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("c.lshdb"), Config::jaccard(0.5)).unwrap();
+    let (_dir, db) = common::new_db("c.lshdb", Config::jaccard(0.5));
     let corpus = common::families(0xc0c0, FAMILIES, MEMBERS, 30);
     let done = AtomicBool::new(false);
     let reads = AtomicUsize::new(0);
@@ -191,9 +190,7 @@ fn open_in_child(path: &std::path::Path) -> String {
 
 #[test]
 fn second_open_is_refused_while_the_first_is_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("locked.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("locked.lshdb", Config::jaccard(0.8));
     db.insert("a", "some document text").unwrap();
 
     // In this process.

@@ -4,6 +4,8 @@
 //! replacements, building and dropping the index, size-class edge cases,
 //! misuse (the CLI's side: crates/lshdb-cli/tests/cli_containment.rs).
 
+mod common;
+
 use lshdb::hash::SplitMix64;
 use lshdb::shingle::{ShingleConfig, Shingler};
 use lshdb::sketch::measures::intersection_size;
@@ -135,12 +137,7 @@ fn compare(result: &ContainmentResult, expected: &BTreeMap<String, (f64, f64)>) 
 
 #[test]
 fn recall_and_precision_against_exact_containment() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("c.lshdb"),
-        Config::jaccard(0.8).containment(true),
-    )
-    .unwrap();
+    let (_dir, db) = common::new_db("c.lshdb", Config::jaccard(0.8).containment(true));
     let docs = corpus();
     load(&db, &docs);
     let sets = stored_sets(&db);
@@ -279,12 +276,7 @@ fn building_and_dropping_the_index_of_an_existing_database() {
 
 #[test]
 fn size_class_edge_cases() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("e.lshdb"),
-        Config::jaccard(0.8).containment(true),
-    )
-    .unwrap();
+    let (_dir, db) = common::new_db("e.lshdb", Config::jaccard(0.8).containment(true));
     db.insert("tiny", "abc").unwrap(); // one shingle: its whole text
     db.insert("word", "zebra").unwrap();
     let long = corpus()[9].1.clone();
@@ -335,12 +327,7 @@ fn size_class_edge_cases() {
 
 #[test]
 fn misuse_gives_typed_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("m.lshdb"),
-        Config::jaccard(0.8).containment(true),
-    )
-    .unwrap();
+    let (dir, db) = common::new_db("m.lshdb", Config::jaccard(0.8).containment(true));
     db.insert("a", "some text to look for").unwrap();
     for t in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
         assert!(

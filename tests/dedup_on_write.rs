@@ -3,6 +3,8 @@
 //! given threshold, and otherwise names the best one and stores nothing —
 //! on the database and inside an uncommitted batch.
 
+mod common;
+
 use lshdb::shingle::{ShingleConfig, Shingler};
 use lshdb::sketch::measures::jaccard;
 use lshdb::{Config, Database, Unique};
@@ -30,8 +32,7 @@ const OTHER: &str = "a recipe for sourdough bread needs flour water salt and a l
 
 #[test]
 fn near_duplicate_is_refused_and_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("d.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("d.lshdb", Config::jaccard(0.8));
     assert_eq!(
         db.insert_unique("first", BASE, 0.8).unwrap(),
         Unique::Inserted
@@ -72,8 +73,7 @@ fn near_duplicate_is_refused_and_named() {
 
 #[test]
 fn the_best_near_duplicate_is_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("best.lshdb"), Config::jaccard(0.7)).unwrap();
+    let (_dir, db) = common::new_db("best.lshdb", Config::jaccard(0.7));
     let far = change(BASE, &[20], "zebra");
     db.insert("far", far.as_str()).unwrap();
     db.insert("close", BASE).unwrap();
@@ -92,12 +92,7 @@ fn the_best_near_duplicate_is_reported() {
 
 #[test]
 fn own_key_is_not_its_own_duplicate() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("own.lshdb"),
-        Config::jaccard(0.8).store_text(true),
-    )
-    .unwrap();
+    let (_dir, db) = common::new_db("own.lshdb", Config::jaccard(0.8).store_text(true));
     db.insert("a", BASE).unwrap();
     // Same key, same text: the stored version under the same key is
     // excluded, so this is an (idempotent) replacement, not a duplicate.
@@ -134,9 +129,7 @@ fn own_key_is_not_its_own_duplicate() {
 
 #[test]
 fn batch_sees_its_own_earlier_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("batch.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("batch.lshdb", Config::jaccard(0.8));
     let near = change(BASE, &[4], "revised");
     let near_other = change(OTHER, &[3], "dough");
 
@@ -365,8 +358,7 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
 
 #[test]
 fn insert_unique_bulk_stops_when_asked_and_keeps_what_it_decided() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("s.lshdb"), Config::jaccard(0.7)).unwrap();
+    let (_dir, db) = common::new_db("s.lshdb", Config::jaccard(0.7));
     let chunks = (0..10).map(|c| {
         (0..5)
             .map(|i| {

@@ -56,11 +56,7 @@ fn corpus(seed: u64) -> Vec<(String, String)> {
 
 fn database(dir: &tempfile::TempDir, docs: &[(String, String)]) -> Database {
     let db = Database::create(dir.path().join("exact.lshdb"), Config::jaccard(THRESHOLD)).unwrap();
-    let mut batch = db.batch().unwrap();
-    for (key, text) in docs {
-        batch.insert(key, text.as_str()).unwrap();
-    }
-    batch.commit().unwrap();
+    common::insert_batch(&db, docs);
     db
 }
 

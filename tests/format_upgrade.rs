@@ -22,10 +22,12 @@
 //!
 //! Never regenerate them to make this test pass.
 
+mod common;
+
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
 use lshdb::store::codec::{decode_signature, SignatureRecord};
-use lshdb::store::schema::{DOCS, META, SIGS};
+use lshdb::store::schema::{DOCS, SIGS};
 use lshdb::{Config, Database};
 use redb::{ReadableDatabase, ReadableTable};
 use std::path::{Path, PathBuf};
@@ -64,13 +66,7 @@ fn has_keys_table(path: &Path) -> bool {
     names.iter().any(|n| n == "keys")
 }
 
-fn format_version(path: &Path) -> u32 {
-    let db = redb::Database::open(path).unwrap();
-    let read = db.begin_read().unwrap();
-    let meta = read.open_table(META).unwrap();
-    let record = meta.get("format").unwrap().unwrap().value().to_vec();
-    u32::from_le_bytes(record[8..12].try_into().unwrap())
-}
+use common::format_version;
 
 /// Every stored signature record, by id.
 fn signature_records(path: &Path) -> Vec<(u64, SignatureRecord)> {
@@ -113,17 +109,7 @@ fn both_pairs(db: &Database, t: f64) -> (KeyPairs, KeyPairs) {
 
 /// The keys a query of `text` finds at the database's threshold.
 fn keys_of(db: &Database, text: &str) -> Vec<String> {
-    let mut keys: Vec<String> = db
-        .query(text)
-        .max_bucket(usize::MAX)
-        .run()
-        .unwrap()
-        .hits
-        .into_iter()
-        .map(|h| h.key)
-        .collect();
-    keys.sort();
-    keys
+    common::found_keys(db, text, None)
 }
 
 /// [`keys_of`], checked against an exhaustive search over the stored sets
@@ -265,9 +251,7 @@ fn read_as_it_is_and_upgraded_on_write(version: u32) {
 
 #[test]
 fn new_signature_records_hold_the_set_size_and_no_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v3.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("v3.lshdb", Config::jaccard(0.8));
     db.insert("a", "The quick brown fox jumps over the lazy dog")
         .unwrap();
     drop(db);

@@ -11,6 +11,8 @@
 // impl cannot be written without it.
 #![allow(unsafe_code)]
 
+mod common;
+
 use lshdb::shingle::{ShingleConfig, Shingler};
 use lshdb::{BulkOptions, Config, Database, Error, MAX_DOCUMENT_BYTES, MAX_KEY_BYTES};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -107,9 +109,7 @@ fn hits(db: &Database, text: &str, threshold: f64) -> Vec<(String, f64)> {
 
 #[test]
 fn nul_bytes_inside_text_are_ordinary_characters() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("nul.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8).store_text(true)).unwrap();
+    let (_dir, path, db) = common::new_db_at("nul.lshdb", Config::jaccard(0.8).store_text(true));
     let with_nul = "header\0field one\0field two\0\0trailer of the record";
     let nul_only = "\0\0\0\0\0\0\0";
     let nul_key = "key\0with\0nul";

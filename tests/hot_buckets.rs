@@ -58,14 +58,18 @@ fn corpus() -> Vec<(String, String)> {
     docs
 }
 
+/// The corpus, loaded into a database in a new temporary folder (keep it).
+fn loaded() -> (Vec<(String, String)>, tempfile::TempDir, Database) {
+    let docs = corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(&dir, &docs);
+    (docs, dir, db)
+}
+
 fn database(dir: &tempfile::TempDir, docs: &[(String, String)]) -> Database {
     let db = Database::create(dir.path().join("hot.lshdb"), Config::jaccard(THRESHOLD)).unwrap();
     // One batch: ids follow the order of `docs` (the oracle's orientation).
-    let mut batch = db.batch().unwrap();
-    for (key, text) in docs {
-        batch.insert(key, text.as_str()).unwrap();
-    }
-    batch.commit().unwrap();
+    common::insert_batch(&db, docs);
     db
 }
 
@@ -104,9 +108,7 @@ fn oracle(db: &Database, docs: &[(String, String)]) -> Vec<(u32, u32, f64)> {
 
 #[test]
 fn identical_copies_pair_exactly_and_completely() {
-    let docs = corpus();
-    let dir = tempfile::tempdir().unwrap();
-    let db = database(&dir, &docs);
+    let (docs, _dir, db) = loaded();
     let expected = oracle(&db, &docs);
     let copies = COPIES as u64;
     // The copies' own pairs and more: with the second class, the
@@ -172,9 +174,7 @@ fn identical_copies_pair_exactly_without_lsh() {
 
 #[test]
 fn identical_copies_group_once() {
-    let docs = corpus();
-    let dir = tempfile::tempdir().unwrap();
-    let db = database(&dir, &docs);
+    let (docs, _dir, db) = loaded();
     let expected = oracle(&db, &docs);
     // Components and best similarities from the oracle's pairs.
     let mut parent: HashMap<String, String> = HashMap::new();
@@ -216,8 +216,7 @@ fn identical_copies_group_once() {
 
 #[test]
 fn the_first_pair_of_a_hot_bucket_comes_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("copies.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("copies.lshdb", Config::jaccard(0.8));
     let text = "the same text stored many times over, a hot bucket in every band";
     let copies = (0..20_000).map(|i| (format!("copy-{i}"), text));
     db.insert_bulk(copies, &BulkOptions::default(), |_| true)

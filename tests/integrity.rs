@@ -17,7 +17,10 @@ const FAMILIES: usize = 10;
 const MEMBERS: usize = 3;
 const DOCS_N: u64 = (FAMILIES * MEMBERS) as u64;
 
-fn build(dir: &tempfile::TempDir, config: Config) -> (PathBuf, Vec<Vec<String>>) {
+/// The test database `i.lshdb` in a new temporary folder (keep it), with
+/// its corpus of families.
+fn build(config: Config) -> (tempfile::TempDir, PathBuf, Vec<Vec<String>>) {
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("i.lshdb");
     let corpus = common::families(0x1417, FAMILIES, MEMBERS, 30);
     let db = Database::create(&path, config).unwrap();
@@ -28,7 +31,7 @@ fn build(dir: &tempfile::TempDir, config: Config) -> (PathBuf, Vec<Vec<String>>)
         }
     }
     batch.commit().unwrap();
-    (path, corpus)
+    (dir, path, corpus)
 }
 
 /// The internal id of `key`, read with redb from the document records.
@@ -62,10 +65,29 @@ fn problems(path: &Path) -> (lshdb::CheckReport, String) {
     (report, all)
 }
 
+/// Asserts that the problems `all` (one a line) include `problem`.
+fn assert_problem(all: &str, problem: &str) {
+    assert!(all.contains(problem), "{all}");
+}
+
+/// Removes the record of `key` from `table` behind the library's back;
+/// returns its id and what the check then finds.
+fn remove_record(
+    path: &Path,
+    table: redb::TableDefinition<u64, &[u8]>,
+    key: &str,
+) -> (u64, lshdb::CheckReport, String) {
+    let id = id_of(path, key);
+    tamper(path, |txn| {
+        txn.open_table(table).unwrap().remove(id).unwrap().unwrap();
+    });
+    let (report, all) = problems(path);
+    (id, report, all)
+}
+
 #[test]
 fn a_fresh_database_is_clean() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, _) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, _) = build(Config::jaccard(0.8));
     let mut db = Database::open(&path).unwrap();
     let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
@@ -80,8 +102,7 @@ fn a_fresh_database_is_clean() {
 
     // With SimHash blocks, the block postings are counted apart, as stats
     // counts them.
-    let dir = tempfile::tempdir().unwrap();
-    let (path, _) = build(&dir, Config::jaccard(0.8).simhash(3));
+    let (dir, path, _) = build(Config::jaccard(0.8).simhash(3));
     let mut db = Database::open(&path).unwrap();
     let report = db.check_pages().unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
@@ -101,8 +122,7 @@ fn a_fresh_database_is_clean() {
 
 #[test]
 fn a_missing_posting_is_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, _) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, _) = build(Config::jaccard(0.8));
     let id = id_of(&path, &common::key(4, 1));
     tamper(&path, |txn| {
         let mut buckets = txn.open_table(BUCKETS).unwrap();
@@ -118,18 +138,15 @@ fn a_missing_posting_is_reported() {
     assert!(!report.is_clean());
     assert_eq!(report.storage_ok, Some(true), "redb itself is fine");
     assert_eq!(report.problem_count, 1, "{all}");
-    assert!(
-        all.contains(&format!(
-            "document {id} is missing from its bucket in band 3"
-        )),
-        "{all}"
+    assert_problem(
+        &all,
+        &format!("document {id} is missing from its bucket in band 3"),
     );
 }
 
 #[test]
 fn a_stray_posting_is_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, corpus) = build(Config::jaccard(0.8));
     // Put the stray posting into a bucket that a real query reads.
     let db = Database::open(&path).unwrap();
     let bands = db.settings().bands;
@@ -148,7 +165,7 @@ fn a_stray_posting_is_reported() {
     let (report, all) = problems(&path);
     assert!(!report.is_clean());
     assert_eq!(report.problem_count, 1, "{all}");
-    assert!(all.contains("points at document 999999"), "{all}");
+    assert_problem(&all, "points at document 999999");
     assert_eq!(report.postings, DOCS_N * bands as u64 + 1);
     // A query reading that bucket skips the posting of a missing document.
     let db = Database::open(&path).unwrap();
@@ -158,8 +175,7 @@ fn a_stray_posting_is_reported() {
 
 #[test]
 fn a_damaged_set_record_is_reported_and_fails_queries() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, corpus) = build(Config::jaccard(0.8));
     let victim = common::key(6, 0);
     let id = id_of(&path, &victim);
     tamper(&path, |txn| {
@@ -173,11 +189,8 @@ fn a_damaged_set_record_is_reported_and_fails_queries() {
     assert!(!report.is_clean());
     assert_eq!(report.storage_ok, Some(true));
     assert_eq!(report.problem_count, 1, "{all}");
-    assert!(
-        all.contains(&format!("shingle set record of document {id}")),
-        "{all}"
-    );
-    assert!(all.contains("checksum mismatch"), "{all}");
+    assert_problem(&all, &format!("shingle set record of document {id}"));
+    assert_problem(&all, "checksum mismatch");
 
     let db = Database::open(&path).unwrap();
     // Every query that has to verify against the damaged set fails cleanly.
@@ -206,29 +219,21 @@ fn a_damaged_set_record_is_reported_and_fails_queries() {
 
 #[test]
 fn a_missing_document_record_is_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, corpus) = build(Config::jaccard(0.8));
     let victim = common::key(8, 2);
-    let id = id_of(&path, &victim);
-    tamper(&path, |txn| {
-        txn.open_table(DOCS).unwrap().remove(id).unwrap().unwrap();
-    });
-    let (report, all) = problems(&path);
+    let (id, report, all) = remove_record(&path, DOCS, &victim);
     assert!(!report.is_clean());
     assert_eq!(report.documents, DOCS_N - 1);
-    assert!(
-        all.contains(&format!(
+    assert_problem(
+        &all,
+        &format!(
             "key posting {:016x} points at document {id}, which is not stored",
             lshdb::hash::key_hash(&victim)
-        )),
-        "{all}"
+        ),
     );
-    assert!(
-        all.contains(&format!(
-            "{DOCS_N} shingle sets stored for {} documents",
-            DOCS_N - 1
-        )),
-        "{all}"
+    assert_problem(
+        &all,
+        &format!("{DOCS_N} shingle sets stored for {} documents", DOCS_N - 1),
     );
 
     let db = Database::open(&path).unwrap();
@@ -241,9 +246,8 @@ fn a_missing_document_record_is_reported() {
 
 #[test]
 fn compaction_shrinks_the_file_after_mass_deletion() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("compact.lshdb");
-    let mut db = Database::create(&path, Config::jaccard(0.8).store_text(true)).unwrap();
+    let (_dir, path, mut db) =
+        common::new_db_at("compact.lshdb", Config::jaccard(0.8).store_text(true));
     let texts: Vec<String> = common::families(0xc0ffee, 100, 5, 40)
         .into_iter()
         .flatten()
@@ -302,25 +306,14 @@ fn compaction_shrinks_the_file_after_mass_deletion() {
 
 #[test]
 fn a_missing_set_record_is_reported_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, corpus) = build(Config::jaccard(0.8));
     let victim = common::key(5, 1);
-    let id = id_of(&path, &victim);
-    tamper(&path, |txn| {
-        txn.open_table(SETS).unwrap().remove(id).unwrap().unwrap();
-    });
-    let (report, all) = problems(&path);
+    let (id, report, all) = remove_record(&path, SETS, &victim);
     assert!(!report.is_clean());
-    assert!(
-        all.contains(&format!("document {id} has no shingle set")),
-        "{all}"
-    );
-    assert!(
-        all.contains(&format!(
-            "{} shingle sets stored for {DOCS_N} documents",
-            DOCS_N - 1
-        )),
-        "{all}"
+    assert_problem(&all, &format!("document {id} has no shingle set"));
+    assert_problem(
+        &all,
+        &format!("{} shingle sets stored for {DOCS_N} documents", DOCS_N - 1),
     );
     // Nothing else: in particular no comparison with another document's set.
     assert_eq!(report.problem_count, 2, "{all}");
@@ -340,8 +333,7 @@ fn a_missing_set_record_is_reported_once() {
 /// not mislead them, and `check` reports it as not belonging there.
 #[test]
 fn a_foreign_key_posting_does_not_mislead_look_ups() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, corpus) = build(&dir, Config::jaccard(0.8));
+    let (_dir, path, corpus) = build(Config::jaccard(0.8));
     let (owner, other) = (common::key(3, 0), common::key(6, 1));
     let (owner_id, other_id) = (id_of(&path, &owner), id_of(&path, &other));
     let hash = lshdb::hash::key_hash(&owner);
@@ -372,19 +364,13 @@ fn a_foreign_key_posting_does_not_mislead_look_ups() {
     drop(db);
     let (report, all) = problems(&path);
     assert_eq!(report.problem_count, 2, "{all}");
-    assert!(
-        all.contains(&format!(
-            "{} key postings for {DOCS_N} documents",
-            DOCS_N + 1
-        )),
-        "{all}"
+    assert_problem(
+        &all,
+        &format!("{} key postings for {DOCS_N} documents", DOCS_N + 1),
     );
-    assert!(
-        all.contains(&format!(
+    assert_problem(&all, &format!(
             "key posting {hash:016x} points at document {other_id}, which is not stored under a key of that hash"
-        )),
-        "{all}"
-    );
+        ));
     // Removing the owner leaves the other document under its own key.
     let db = Database::open(&path).unwrap();
     assert!(db.remove(&owner).unwrap());
@@ -402,9 +388,7 @@ fn stats_walks_nothing_and_stats_deep_walks_everything() {
     const SIGS: TableDefinition<u64, &[u8]> = TableDefinition::new("sigs");
     const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
         TableDefinition::new("run_blocks");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8).simhash(3)).unwrap();
+    let (_dir, path, db) = common::new_db_at("s.lshdb", Config::jaccard(0.8).simhash(3));
     let corpus = common::families(0x5747, FAMILIES, MEMBERS, 30);
     let docs = corpus.iter().enumerate().flat_map(|(f, family)| {
         family

@@ -49,32 +49,34 @@ fn check(name: &str, n: usize, mae: f64) {
     assert!(mae > 0.0);
 }
 
-#[test]
-fn permutations_estimate_within_bound() {
+/// A MinHasher of the scheme with `num_perm` values and seed 11.
+fn minhasher(scheme: Scheme, num_perm: usize) -> MinHasher {
+    MinHasher::new(MinHashConfig {
+        scheme,
+        num_perm,
+        seed: 11,
+    })
+    .unwrap()
+}
+
+/// Checks the estimates of `scheme`'s signatures of 128 and 256 values
+/// on the pairs drawn with `seed`.
+fn check_scheme(name: &str, scheme: Scheme, seed: u64) {
     for n in [128, 256] {
-        let h = MinHasher::new(MinHashConfig {
-            scheme: Scheme::Permutations,
-            num_perm: n,
-            seed: 11,
-        })
-        .unwrap();
-        let mae = mean_abs_error(|a, b| estimate(&h.signature(a), &h.signature(b)), 1);
-        check("permutations", n, mae);
+        let h = minhasher(scheme, n);
+        let mae = mean_abs_error(|a, b| estimate(&h.signature(a), &h.signature(b)), seed);
+        check(name, n, mae);
     }
 }
 
 #[test]
+fn permutations_estimate_within_bound() {
+    check_scheme("permutations", Scheme::Permutations, 1);
+}
+
+#[test]
 fn one_permutation_estimate_within_bound() {
-    for n in [128, 256] {
-        let h = MinHasher::new(MinHashConfig {
-            scheme: Scheme::OnePermutation,
-            num_perm: n,
-            seed: 11,
-        })
-        .unwrap();
-        let mae = mean_abs_error(|a, b| estimate(&h.signature(a), &h.signature(b)), 2);
-        check("one-perm", n, mae);
-    }
+    check_scheme("one-perm", Scheme::OnePermutation, 2);
 }
 
 #[test]

@@ -7,6 +7,8 @@
 //! test `child` with `LSHDB_MP_ROLE` set), so they are real processes with
 //! their own record caches, sharing only the file.
 
+mod common;
+
 use lshdb::{Config, Database, Error};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -172,9 +174,7 @@ fn writer_and_readers_in_separate_processes() {
 /// error, or waits for it; readers open meanwhile.
 #[test]
 fn a_second_writer_is_refused_or_waits() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+    let (_dir, path, db) = common::new_db_at("w.lshdb", Config::jaccard(0.8));
     db.insert("a", "the only document in the file").unwrap();
     let err = Database::open(&path).unwrap_err();
     assert!(matches!(err, Error::AlreadyOpen { .. }), "{err:?}");

@@ -211,8 +211,7 @@ fn one_word_copies(seed: u64, words: usize, copies: usize) -> Vec<String> {
 
 #[test]
 fn simhash_search_finds_near_fingerprints() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("s.lshdb"), Config::jaccard(0.8).simhash(3)).unwrap();
+    let (dir, db) = common::new_db("s.lshdb", Config::jaccard(0.8).simhash(3));
     let texts = one_word_copies(0x51, 120, 1);
     let unrelated = one_word_copies(0x52, 120, 0).remove(0);
     db.insert("original", texts[0].as_str()).unwrap();
@@ -287,8 +286,7 @@ fn simhash_search_finds_near_fingerprints() {
 
 #[test]
 fn pairs_and_groups_match_brute_force() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("g.lshdb"), Config::jaccard(0.5)).unwrap();
+    let (_dir, db) = common::new_db("g.lshdb", Config::jaccard(0.5));
     // Families of 5, 4, 3, 2 and 1 documents; members differ from their
     // family's base text by one word, from each other by two.
     let mut docs: Vec<(String, String)> = Vec::new();

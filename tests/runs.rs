@@ -3,6 +3,8 @@
 //! never returned and are dropped by merges — and every answer stays the
 //! one an exhaustive search gives.
 
+mod common;
+
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
 use lshdb::{BulkOptions, Config, Database};
@@ -38,25 +40,12 @@ fn brute(docs: &BTreeMap<String, String>, query: &str, t: f64) -> Vec<String> {
 }
 
 fn hits(db: &Database, query: &str, t: f64) -> Vec<String> {
-    let mut keys: Vec<String> = db
-        .query(query)
-        .threshold(t)
-        .max_bucket(usize::MAX)
-        .run()
-        .unwrap()
-        .hits
-        .into_iter()
-        .map(|h| h.key)
-        .collect();
-    keys.sort();
-    keys
+    common::found_keys(db, query, Some(t))
 }
 
 #[test]
 fn bulk_loads_write_runs_that_merge_and_answer_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("runs.lshdb");
-    let db = Database::create(&path, Config::jaccard(0.5).bands(32, 4)).unwrap();
+    let (_dir, path, db) = common::new_db_at("runs.lshdb", Config::jaccard(0.5).bands(32, 4));
     let docs = corpus(60, 5);
     // Small commits: many runs, many merges.
     let report = db
@@ -145,8 +134,7 @@ fn bulk_loads_write_runs_that_merge_and_answer_exactly() {
 
 #[test]
 fn fresh_postings_of_single_writes_become_a_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("f.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("f.lshdb", Config::jaccard(0.8));
     let bands = db.settings().bands;
     // Enough single inserts (in one commit) to pass the fresh limit.
     let n = 70_000 / bands + 10;
@@ -182,8 +170,7 @@ fn fresh_postings_of_single_writes_become_a_run() {
 /// all of it, or its lowest ids up to the cap, and say it was cut.
 #[test]
 fn buckets_spanning_blocks_are_read_whole_or_to_the_cap() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("big.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("big.lshdb", Config::jaccard(0.8));
     let same = text(1, 1);
     let docs: Vec<(String, String)> = (0..600)
         .map(|i| (format!("copy{i:04}"), same.clone()))
@@ -212,8 +199,7 @@ fn buckets_spanning_blocks_are_read_whole_or_to_the_cap() {
 /// the run count stays logarithmic whatever the commit sizes.
 #[test]
 fn odd_sized_runs_do_not_pile_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("odd.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("odd.lshdb", Config::jaccard(0.8));
     let docs = corpus(400, 1);
     let mut next = docs.iter().cloned();
     // Loads of 11 documents in commits of 4: each ends with a short run.

@@ -6,7 +6,7 @@
 mod common;
 
 use lshdb::{Config, Database};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How much larger than a compacted empty database a compacted database
 /// that held data may be.
@@ -67,12 +67,19 @@ fn empty_sizes(dir: &Path) -> (u64, u64) {
     (created, size(&path))
 }
 
+/// A new temporary folder (keep it) with an empty database's sizes
+/// measured in it (see [`empty_sizes`]), and a new database `name` beside.
+fn beside_empty(name: &str) -> (tempfile::TempDir, (u64, u64), PathBuf, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let sizes = empty_sizes(dir.path());
+    let path = dir.path().join(name);
+    let db = Database::create(&path, config()).unwrap();
+    (dir, sizes, path, db)
+}
+
 #[test]
 fn compaction_after_removing_everything_returns_near_the_empty_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let (created, empty) = empty_sizes(dir.path());
-    let path = dir.path().join("space.lshdb");
-    let mut db = Database::create(&path, config()).unwrap();
+    let (_dir, (created, empty), path, mut db) = beside_empty("space.lshdb");
     let texts = texts(0x5ace, 2000);
     assert_eq!(texts.len(), 2000);
     insert_all(&db, "doc", &texts);
@@ -102,10 +109,7 @@ fn compaction_after_removing_everything_returns_near_the_empty_size() {
 
 #[test]
 fn insert_remove_cycles_reuse_space() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, empty) = empty_sizes(dir.path());
-    let path = dir.path().join("cycles.lshdb");
-    let mut db = Database::create(&path, config()).unwrap();
+    let (_dir, (_, empty), path, mut db) = beside_empty("cycles.lshdb");
     db.insert("keep", "the one document that stays through every cycle")
         .unwrap();
     let mut sizes = Vec::new();

@@ -109,9 +109,7 @@ fn removed_document_is_never_returned() {
 
 #[test]
 fn replacing_by_key_swaps_content_atomically() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.lshdb");
-    let mut db = Database::create(&path, Config::jaccard(0.7).store_text(true)).unwrap();
+    let (_dir, path, mut db) = common::new_db_at("r.lshdb", Config::jaccard(0.7).store_text(true));
     let corpus = common::families(0x99, 3, 1, 30);
     let (old, other, new) = (&corpus[0][0], &corpus[1][0], &corpus[2][0]);
     let new = format!("{new} {new} with a longer tail of extra words");
@@ -173,8 +171,7 @@ fn replacing_by_key_swaps_content_atomically() {
 
 #[test]
 fn removing_a_missing_key_returns_false() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("m.lshdb"), Config::jaccard(0.8)).unwrap();
+    let (_dir, db) = common::new_db("m.lshdb", Config::jaccard(0.8));
     assert!(!db.remove("nothing here").unwrap());
     assert!(db.is_empty().unwrap());
     db.insert("a", "some text that is stored").unwrap();
@@ -194,13 +191,8 @@ fn removing_a_missing_key_returns_false() {
 
 #[test]
 fn item_sets_match_with_exact_jaccard() {
-    let dir = tempfile::tempdir().unwrap();
     // A low index threshold so that every pair above 0.5 is a candidate.
-    let db = Database::create(
-        dir.path().join("shop.lshdb"),
-        Config::jaccard(0.3).store_text(true),
-    )
-    .unwrap();
+    let (_dir, db) = common::new_db("shop.lshdb", Config::jaccard(0.3).store_text(true));
     let alice = ["milk", "bread", "eggs", "butter", "cheese", "apples"];
     let bob = ["milk", "bread", "eggs", "butter", "cheese", "pears"]; // 5 / 7 with alice
     let carol = ["milk", "bread", "eggs", "butter", "jam", "tea"]; // 4 / 8 with alice

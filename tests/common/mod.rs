@@ -60,3 +60,56 @@ pub fn key(f: usize, m: usize) -> String {
 pub fn family_of(key: &str) -> usize {
     key[3..6].parse().expect("a key made by common::key")
 }
+
+/// The sorted keys a query of `text` finds with no bucket cap, at
+/// `threshold`, or at the database's own when `None`.
+pub fn found_keys(db: &lshdb::Database, text: &str, threshold: Option<f64>) -> Vec<String> {
+    let mut query = db.query(text).max_bucket(usize::MAX);
+    if let Some(t) = threshold {
+        query = query.threshold(t);
+    }
+    let run = query.run().unwrap();
+    let mut keys: Vec<String> = run.hits.into_iter().map(|h| h.key).collect();
+    keys.sort();
+    keys
+}
+
+/// The version in the `format` record of the `meta` table of a database
+/// file, read with redb directly.
+pub fn format_version(path: &std::path::Path) -> u32 {
+    use redb::ReadableDatabase;
+    let meta: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("meta");
+    let db = redb::Database::open(path).unwrap();
+    let read = db.begin_read().unwrap();
+    let table = read.open_table(meta).unwrap();
+    let record = table.get("format").unwrap().unwrap().value().to_vec();
+    u32::from_le_bytes(record[8..12].try_into().unwrap())
+}
+
+/// A new database `name` in a new temporary folder, which the caller keeps
+/// for as long as the database is used.
+pub fn new_db(name: &str, config: lshdb::Config) -> (tempfile::TempDir, lshdb::Database) {
+    let (dir, _, db) = new_db_at(name, config);
+    (dir, db)
+}
+
+/// [`new_db`], with the database file's path.
+pub fn new_db_at(
+    name: &str,
+    config: lshdb::Config,
+) -> (tempfile::TempDir, std::path::PathBuf, lshdb::Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let db = lshdb::Database::create(&path, config).unwrap();
+    (dir, path, db)
+}
+
+/// Inserts `docs` (key, text) into `db` in one batch, so that ids follow
+/// their order.
+pub fn insert_batch(db: &lshdb::Database, docs: &[(String, String)]) {
+    let mut batch = db.batch().unwrap();
+    for (key, text) in docs {
+        batch.insert(key, text.as_str()).unwrap();
+    }
+    batch.commit().unwrap();
+}

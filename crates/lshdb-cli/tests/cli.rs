@@ -16,8 +16,8 @@ use cli_support::{
 fn create_add_query_remove_across_processes() {
     let cli = Cli::new();
     let out = cli.run(&["create", "db.lshdb", "--store-text"]).ok();
-    assert!(out.stdout.starts_with("created db.lshdb"), "{}", out.stdout);
-    assert!(out.stdout.contains("text stored"), "{}", out.stdout);
+    out.stdout_starts("created db.lshdb");
+    out.stdout_has("text stored");
     cli.write("corpus.jsonl", jsonl(&corpus()));
     let out = cli
         .run(&["add", "db.lshdb", "--jsonl", "corpus.jsonl"])
@@ -127,12 +127,7 @@ fn query_by_text_file_and_jsonl() {
     assert_eq!(lines[0]["hits"].as_array().unwrap().len(), 3);
     assert_eq!(lines[1]["query"], "q-two");
     assert_eq!(lines[1]["hits"], serde_json::json!([]));
-    assert!(
-        out.stderr
-            .starts_with("lshdb: skipped line 2: malformed JSON"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_starts("lshdb: skipped line 2: malformed JSON");
     // The same from standard input.
     let piped = cli
         .run_stdin(&["query", &db, "--jsonl", "-"], &queries)
@@ -215,14 +210,22 @@ fn query_limit_threshold_and_explain() {
 fn get_and_stats() {
     let cli = Cli::new();
     let db = cli.corpus_db("db.lshdb", &["--store-text"]);
+    get_shows_the_text_when_stored(&cli, &db);
+    let deep = stats_deep_walks_everything(&cli, &db);
+    stats_without_deep_walks_nothing(&cli, &db, &deep);
+}
+
+/// `get` of `f2-c` in `db` (made with `--store-text`), and in a database
+/// made without.
+fn get_shows_the_text_when_stored(cli: &Cli, db: &str) {
     let text = text_of("f2-c");
     let n = shingle_count(&text);
-    let out = cli.run(&["get", &db, "f2-c"]).ok();
+    let out = cli.run(&["get", db, "f2-c"]).ok();
     assert_eq!(
         out.stdout,
         format!("key       f2-c\nshingles  {n}\ntext\n{text}\n")
     );
-    let v = cli.run(&["get", &db, "f2-c", "--json"]).ok().json();
+    let v = cli.run(&["get", db, "f2-c", "--json"]).ok().json();
     assert_eq!(
         v,
         serde_json::json!({"key": "f2-c", "shingles": n, "simhash": null, "text": text})
@@ -236,15 +239,18 @@ fn get_and_stats() {
     assert_eq!(v["simhash"].as_str().unwrap().len(), 16, "hex SimHash");
     let out = cli2.run(&["get", &db2, "f2-c"]).ok();
     assert!(out.stdout.contains("(not stored;"), "{}", out.stdout);
+}
 
-    let v = cli.run(&["stats", &db, "--json", "--deep"]).ok().json();
+/// `stats --deep` of the corpus database `db`; returns its JSON.
+fn stats_deep_walks_everything(cli: &Cli, db: &str) -> serde_json::Value {
+    let v = cli.run(&["stats", db, "--json", "--deep"]).ok().json();
     let docs = corpus().len() as u64;
     assert_eq!(v["documents"], docs);
     let (length, allocated) = (
         v["file_bytes"].as_u64().unwrap(),
         v["allocated_bytes"].as_u64().unwrap(),
     );
-    assert_eq!(length, std::fs::metadata(cli.path(&db)).unwrap().len());
+    assert_eq!(length, std::fs::metadata(cli.path(db)).unwrap().len());
     assert!(allocated > 0 && allocated <= length + 4096, "{v}");
     let per_document = v["bytes_per_document"].as_f64().unwrap();
     assert!(
@@ -275,7 +281,7 @@ fn get_and_stats() {
     for key in ["bytes_per_document", "mean_shingles", "largest_buckets"] {
         assert!(v.get(key).is_some(), "{key} missing: {v}");
     }
-    let out = cli.run(&["stats", &db, "--deep"]).ok();
+    let out = cli.run(&["stats", db, "--deep"]).ok();
     assert!(
         out.stdout
             .starts_with("file        db.lshdb\ndocuments   11 ("),
@@ -287,11 +293,16 @@ fn get_and_stats() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("\nlargest buckets"), "{}", out.stdout);
+    out.stdout_has("\nlargest buckets");
+    v
+}
 
+/// `stats` without `--deep` of `db`: the counts of `deep`, no bucket
+/// figures.
+fn stats_without_deep_walks_nothing(cli: &Cli, db: &str, v: &serde_json::Value) {
     // Without --deep, nothing that walks every signature or posting: the
     // same counts, and no bucket figures.
-    let cheap = cli.run(&["stats", &db, "--json"]).ok().json();
+    let cheap = cli.run(&["stats", db, "--json"]).ok().json();
     for key in [
         "documents",
         "file_bytes",
@@ -315,7 +326,7 @@ fn get_and_stats() {
     ] {
         assert!(cheap.get(key).is_none(), "{key} without --deep: {cheap}");
     }
-    let out = cli.run(&["stats", &db]).ok();
+    let out = cli.run(&["stats", db]).ok();
     assert!(
         out.stdout
             .starts_with("file        db.lshdb\ndocuments   11 (")

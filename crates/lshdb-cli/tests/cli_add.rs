@@ -67,11 +67,7 @@ fn bad_records_are_reported_by_line_and_skipped() {
             "body",
         ])
         .ok();
-    assert!(
-        out.stdout.starts_with("added 1 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 1 document(s)");
     cli.run(&["get", "db.lshdb", "u1"]).ok();
 }
 
@@ -119,16 +115,8 @@ fn add_files_and_unique() {
     cli.write("docs/a.txt", text_of("f1-a"));
     cli.write("docs/bin", b"\xff\xfe not utf-8");
     let out = cli.run(&["add", "db.lshdb", "docs/a.txt", "docs/bin"]).ok();
-    assert!(
-        out.stdout.starts_with("added 1 document(s)"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.ends_with("; 1 bad record(s) skipped\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 1 document(s)");
+    out.stdout_ends("; 1 bad record(s) skipped\n");
     assert_eq!(out.stderr, "lshdb: skipped file: docs/bin: binary file\n");
     let v = cli
         .run(&["get", "db.lshdb", "docs/a.txt", "--json"])
@@ -168,12 +156,7 @@ fn add_files_and_unique() {
         &jsonl(&docs[..3]),
     );
     let out = out.ok();
-    assert!(
-        out.stdout
-            .contains("added 1 document(s); 2 near-duplicate(s) not added"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("added 1 document(s); 2 near-duplicate(s) not added");
 }
 
 /// Starts `lshdb ARGS` reading JSON Lines from standard input, feeds it
@@ -184,27 +167,12 @@ fn add_files_and_unique() {
 fn interrupt_midway(cli: &Cli, args: &[&str], first: &str, rest: &str) -> cli_support::Run {
     use std::io::Write;
     use std::os::unix::process::ExitStatusExt;
-    use std::process::Stdio;
     use std::time::Duration;
     for pause in [200, 800, 3200] {
         let pause = Duration::from_millis(pause);
-        let mut child = cli
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(first.as_bytes()).unwrap();
-        stdin.flush().unwrap();
+        let (child, mut stdin) = cli.spawn_fed(args, first);
         std::thread::sleep(pause);
-        let pid = child.id().to_string();
-        let kill = std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap();
-        assert!(kill.success());
+        cli_support::process::send(&child, "-INT");
         std::thread::sleep(pause);
         // The program may have stopped reading: ignore a closed pipe.
         let _ = stdin.write_all(rest.as_bytes());
@@ -275,11 +243,7 @@ fn endless_files_are_read_only_up_to_the_document_limit() {
         "lshdb: skipped file: /dev/zero: larger than the document limit of 67108864 bytes\n\
          lshdb: nothing was added: every record was skipped or rejected (see above)\n"
     );
-    assert!(
-        out.stdout.starts_with("added 0 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 0 document(s)");
     let line = cli
         .run_within(60, &["query", "db.lshdb", "--file", "/dev/zero"])
         .error_line();
@@ -289,10 +253,6 @@ fn endless_files_are_read_only_up_to_the_document_limit() {
         let out = cli
             .run_within(60, &["add", "db.lshdb", "/proc/self/status"])
             .ok();
-        assert!(
-            out.stdout.starts_with("added 1 document(s)"),
-            "{}",
-            out.stdout
-        );
+        out.stdout_starts("added 1 document(s)");
     }
 }

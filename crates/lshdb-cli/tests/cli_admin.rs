@@ -118,26 +118,12 @@ fn pairs_and_groups_match_brute_force() {
     let v = cli.run(&["groups", &db, "--json"]).ok().json_lines();
     assert_eq!(keys_of(&v[2]["members"]).len(), 2);
     let out = cli.run(&["groups", &db]).ok();
-    assert!(
-        out.stdout
-            .starts_with("3 near-duplicate group(s) at similarity ≥ 0.8 (7 verified pairs)\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("\ngroup 3 (2 documents)\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("3 near-duplicate group(s) at similarity ≥ 0.8 (7 verified pairs)\n");
+    out.stdout_has("\ngroup 3 (2 documents)\n");
 
     // Below the index threshold: a note on stderr.
     let out = cli.run(&["groups", &db, "--threshold", "0.5"]).ok();
-    assert!(
-        out.stderr
-            .starts_with("lshdb: note: threshold 0.5 is below the index threshold 0.8"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_starts("lshdb: note: threshold 0.5 is below the index threshold 0.8");
 }
 
 #[test]
@@ -145,20 +131,12 @@ fn check_finds_damage_with_exit_code_3() {
     let cli = Cli::new();
     let db = cli.corpus_db("db.lshdb", &[]);
     let out = cli.run(&["check", &db]).ok();
-    assert!(
-        out.stdout.starts_with("clean: 11 documents, "),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("clean: 11 documents, ");
     assert!(out
         .stdout
         .ends_with(", pages not verified (--pages), 0 problem(s)\n"));
     let pages = cli.run(&["check", "--pages", &db]).ok();
-    assert!(
-        pages.stdout.ends_with(", pages ok, 0 problem(s)\n"),
-        "{}",
-        pages.stdout
-    );
+    pages.stdout_ends(", pages ok, 0 problem(s)\n");
     let v = cli.run(&["check", &db, "--json"]).ok().json();
     let bands = cli.run(&["stats", &db, "--json"]).ok().json()["settings"]["bands"]
         .as_u64()
@@ -234,7 +212,7 @@ fn remove_compact_and_rebuild() {
     let out = cli.run(&args).ok();
     assert_eq!(out.stdout, "removed 9 document(s)\n");
     let out = cli.run(&["compact", &db]).ok();
-    assert!(out.stdout.starts_with("compacted: "), "{}", out.stdout);
+    out.stdout_starts("compacted: ");
     assert!(out.stdout.trim_end().ends_with(" bytes"), "{}", out.stdout);
     cli.run(&["check", &db]).ok();
     let v = cli
@@ -246,11 +224,7 @@ fn remove_compact_and_rebuild() {
     // Re-band for a lower threshold: the index follows, queries still work.
     cli.run(&["import", &db, "--in", "corpus.jsonl"]).ok();
     let out = cli.run(&["rebuild", &db, "--threshold", "0.6"]).ok();
-    assert!(
-        out.stdout.starts_with("rebuilt: threshold 0.6, "),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("rebuilt: threshold 0.6, ");
     let v = cli.run(&["stats", &db, "--json"]).ok().json();
     assert_eq!(v["settings"]["threshold"], 0.6);
     assert_eq!(v["documents"], 11);
@@ -305,11 +279,7 @@ fn export_import_round_trip_with_and_without_text() {
     let out = cli
         .run(&["import", "copy.lshdb", "--in", "backup.jsonl"])
         .ok();
-    assert!(
-        out.stdout.starts_with("added 11 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 11 document(s)");
     let original = cli.run(&["pairs", &db, "--json"]).ok().stdout;
     assert!(!original.is_empty());
     assert_eq!(
@@ -331,11 +301,7 @@ fn export_import_round_trip_with_and_without_text() {
     cli2.run(&["create", "copy.lshdb"]).ok();
     // From standard input this time.
     let out = cli2.run_stdin(&["import", "copy.lshdb"], &sets).ok();
-    assert!(
-        out.stdout.starts_with("added 11 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 11 document(s)");
     assert_eq!(
         cli2.run(&["pairs", "copy.lshdb", "--json"]).ok().stdout,
         cli2.run(&["pairs", &plain, "--json"]).ok().stdout
@@ -348,16 +314,8 @@ fn export_import_round_trip_with_and_without_text() {
             "{\"id\": \"x\", \"shingles\": [-1]}\n{\"id\": \"y\", \"text\": \"a good line of text\"}\n",
         )
         .ok();
-    assert!(
-        out.stdout.ends_with("; 1 bad record(s) skipped\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stderr.starts_with("lshdb: skipped line 1: "),
-        "{}",
-        out.stderr
-    );
+    out.stdout_ends("; 1 bad record(s) skipped\n");
+    out.stderr_starts("lshdb: skipped line 1: ");
 }
 
 /// Spawns `lshdb ARGS` with standard output piped, reads one line, closes

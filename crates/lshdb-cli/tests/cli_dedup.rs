@@ -4,6 +4,7 @@
 
 mod cli_support;
 
+use cli_support::records::{dedup_ids, dedup_text, write_parquet};
 use cli_support::{corpus, similarity, Cli};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -20,22 +21,11 @@ fn records() -> Vec<(String, String)> {
         ("dup-3", "f3-a", 70),
     ];
     for (id, of, at) in planted {
-        let text = docs
-            .iter()
-            .find(|(k, _)| k == of)
-            .expect("corpus key")
-            .1
-            .clone();
-        let mut changed = text.clone();
+        let mut changed = text_in(&docs, of);
         changed.replace_range(at..at + 1, "#");
         docs.push((id.to_owned(), changed));
     }
-    let solo = docs
-        .iter()
-        .find(|(k, _)| k == "solo-1")
-        .expect("solo-1")
-        .1
-        .clone();
+    let solo = text_in(&docs, "solo-1");
     docs.push(("dup-4".to_owned(), solo));
     docs
 }
@@ -76,6 +66,25 @@ fn ids_of_lines(lines: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The records as one JSON Lines text (the lines of [`jsonl_lines`]).
+fn jsonl_text(docs: &[(String, String)]) -> String {
+    jsonl_lines(docs).iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The ids of the JSON Lines of the file `name`.
+fn ids_in(cli: &Cli, name: &str) -> BTreeSet<String> {
+    ids_of_lines(&cli.read(name))
+}
+
+/// The text of the record `key`.
+fn text_in(docs: &[(String, String)], key: &str) -> String {
+    docs.iter()
+        .find(|(k, _)| k == key)
+        .expect("a record key")
+        .1
+        .clone()
+}
+
 /// Runs dedup on `input` and checks the kept lines are exactly the
 /// expected input lines, byte for byte, in input order.
 fn check_jsonl(cli: &Cli, input: &str) {
@@ -86,24 +95,23 @@ fn check_jsonl(cli: &Cli, input: &str) {
         kept.len() < docs.len() - 3,
         "the planted copies are dropped"
     );
-    let run = cli
-        .run(&[
-            "dedup",
-            input,
-            "--id-field",
-            "id",
+    let run = dedup_ids(
+        cli,
+        input,
+        &[
             "--out",
             "kept.jsonl",
             "--dropped",
             "dropped.jsonl",
             "--json",
-        ])
-        .ok();
+        ],
+    )
+    .ok();
     let summary = run.json();
     assert_eq!(summary["read"], docs.len());
     assert_eq!(summary["kept"], kept.len());
     assert_eq!(summary["dropped"], docs.len() - kept.len());
-    let out = std::fs::read_to_string(cli.path("kept.jsonl")).unwrap();
+    let out = cli.read("kept.jsonl");
     let expected: String = docs
         .iter()
         .zip(&lines)
@@ -111,7 +119,7 @@ fn check_jsonl(cli: &Cli, input: &str) {
         .map(|(_, l)| format!("{l}\n"))
         .collect();
     assert_eq!(out, expected, "kept lines are the input lines, unchanged");
-    let dropped = std::fs::read_to_string(cli.path("dropped.jsonl")).unwrap();
+    let dropped = cli.read("dropped.jsonl");
     for line in dropped.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let (id, of) = (
@@ -119,8 +127,7 @@ fn check_jsonl(cli: &Cli, input: &str) {
             v["duplicate_of"].as_str().unwrap(),
         );
         assert!(kept.contains(of) && !kept.contains(id), "{line}");
-        let text = |key: &str| docs.iter().find(|(k, _)| k == key).unwrap().1.clone();
-        let exact = similarity(&text(id), &text(of));
+        let exact = similarity(&text_in(&docs, id), &text_in(&docs, of));
         // serde_json's float parsing may be one unit in the last place off.
         assert!(
             (v["similarity"].as_f64().unwrap() - exact).abs() < 1e-12,
@@ -134,33 +141,20 @@ fn check_jsonl(cli: &Cli, input: &str) {
 #[test]
 fn jsonl_kept_lines_are_unchanged_and_exactly_the_planted_copies_drop() {
     let cli = Cli::new();
-    let text: String = jsonl_lines(&records())
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&records());
     cli.write("in.jsonl", &text);
     check_jsonl(&cli, "in.jsonl");
     // Without --out the kept lines go to standard output, the summary to
     // standard error.
-    let run = cli.run(&["dedup", "in.jsonl", "--id-field", "id"]).ok();
-    assert_eq!(
-        run.stdout,
-        std::fs::read_to_string(cli.path("kept.jsonl")).unwrap()
-    );
-    assert!(
-        run.stderr.starts_with("lshdb: read 15 record(s): "),
-        "{}",
-        run.stderr
-    );
+    let run = dedup_ids(&cli, "in.jsonl", &[]).ok();
+    assert_eq!(run.stdout, cli.read("kept.jsonl"));
+    run.stderr_starts("lshdb: read 15 record(s): ");
 }
 
 #[test]
 fn gzip_and_zstd_inputs_are_found_by_their_magic_bytes() {
     let cli = Cli::new();
-    let text: String = jsonl_lines(&records())
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&records());
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(text.as_bytes()).unwrap();
     // A misleading name: the bytes decide.
@@ -193,19 +187,12 @@ fn csv_records_keep_their_bytes_and_the_header() {
         csv.push_str(&record);
     }
     cli.write("in.csv", &csv);
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.csv",
-            "--text-field",
-            "body",
-            "--id-field",
-            "id",
-            "--out",
-            "kept.csv",
-            "--json",
-        ])
-        .ok();
+    let run = dedup_ids(
+        &cli,
+        "in.csv",
+        &["--text-field", "body", "--out", "kept.csv", "--json"],
+    )
+    .ok();
     let with_suffix: Vec<(String, String)> = docs
         .iter()
         .enumerate()
@@ -228,65 +215,32 @@ fn csv_records_keep_their_bytes_and_the_header() {
                 .map(|(_, r)| r.clone()),
         )
         .collect();
-    assert_eq!(
-        std::fs::read_to_string(cli.path("kept.csv")).unwrap(),
-        expected
-    );
+    assert_eq!(cli.read("kept.csv"), expected);
     // A header without records gives the header alone.
     cli.write("empty.csv", "id,body,score\r\n");
-    cli.run(&[
-        "dedup",
-        "empty.csv",
-        "--text-field",
-        "body",
-        "--out",
-        "e.csv",
-    ])
-    .ok();
-    assert_eq!(
-        std::fs::read_to_string(cli.path("e.csv")).unwrap(),
-        "id,body,score\r\n"
-    );
+    dedup_text(&cli, "empty.csv", "body", &["--out", "e.csv"]).ok();
+    assert_eq!(cli.read("e.csv"), "id,body,score\r\n");
     // Windows line endings stay as they are.
     let crlf = "id,body\r\na,some text long enough to be a record here\r\n\
                 b,\"another, quite different text\r\non two lines\"\r\n";
     cli.write("crlf.csv", crlf);
-    cli.run(&[
-        "dedup",
-        "crlf.csv",
-        "--text-field",
-        "body",
-        "--out",
-        "c.csv",
-    ])
-    .ok();
-    assert_eq!(std::fs::read_to_string(cli.path("c.csv")).unwrap(), crlf);
+    dedup_text(&cli, "crlf.csv", "body", &["--out", "c.csv"]).ok();
+    assert_eq!(cli.read("c.csv"), crlf);
     // A bad record (wrong field count) is reported with its line number.
     cli.write(
         "bad.csv",
         "id,body\na,some text here for the record\nb,x,y\n",
     );
-    let run = cli
-        .run(&[
-            "dedup",
-            "bad.csv",
-            "--text-field",
-            "body",
-            "--out",
-            "k2.csv",
-            "--rejected",
-            "r.jsonl",
-        ])
-        .ok();
-    assert!(
-        run.stderr
-            .contains("lshdb: skipped line 3: 3 field(s), the header has 2"),
-        "{}",
-        run.stderr
-    );
+    let run = dedup_text(
+        &cli,
+        "bad.csv",
+        "body",
+        &["--out", "k2.csv", "--rejected", "r.jsonl"],
+    )
+    .ok();
+    run.stderr_has("lshdb: skipped line 3: 3 field(s), the header has 2");
     // The rejected record is in --rejected, unchanged.
-    let rejected: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(cli.path("r.jsonl")).unwrap().trim()).unwrap();
+    let rejected: serde_json::Value = serde_json::from_str(cli.read("r.jsonl").trim()).unwrap();
     assert_eq!(rejected["record"], "b,x,y");
     assert_eq!(rejected["line"], 3);
     assert_eq!(rejected["source"], "bad.csv");
@@ -307,19 +261,8 @@ fn parquet_rows_are_filtered_with_the_same_schema() {
         ("n", Arc::new(n) as Arc<dyn Array>),
     ])
     .unwrap();
-    let file = std::fs::File::create(cli.path("in.parquet")).unwrap();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    cli.run(&[
-        "dedup",
-        "in.parquet",
-        "--id-field",
-        "id",
-        "--out",
-        "kept.parquet",
-    ])
-    .ok();
+    write_parquet(&cli, "in.parquet", &batch);
+    dedup_ids(&cli, "in.parquet", &["--out", "kept.parquet"]).ok();
     let file = std::fs::File::open(cli.path("kept.parquet")).unwrap();
     let reader =
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
@@ -347,27 +290,16 @@ fn parquet_rows_are_filtered_with_the_same_schema() {
 fn a_second_run_with_db_drops_copies_of_what_the_first_kept() {
     let cli = Cli::new();
     let docs = records();
-    let text: String = jsonl_lines(&docs)
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&docs);
     cli.write("day1.jsonl", &text);
-    cli.run(&[
-        "dedup",
+    dedup_ids(
+        &cli,
         "day1.jsonl",
-        "--db",
-        "seen.lshdb",
-        "--id-field",
-        "id",
-        "--out",
-        "k1.jsonl",
-    ])
+        &["--db", "seen.lshdb", "--out", "k1.jsonl"],
+    )
     .ok();
     let kept1 = truth_first(&docs);
-    assert_eq!(
-        ids_of_lines(&std::fs::read_to_string(cli.path("k1.jsonl")).unwrap()),
-        kept1
-    );
+    assert_eq!(ids_in(&cli, "k1.jsonl"), kept1);
     // Day 2: copies of day-1 records (kept and dropped ones) and new text.
     let f2 = docs
         .iter()
@@ -380,26 +312,13 @@ fn a_second_run_with_db_drops_copies_of_what_the_first_kept() {
         ("new-2".to_owned(), "An entirely new record about medieval castles, moats, drawbridges and the sieges they withstood.".to_owned()),
         ("new-3".to_owned(), docs.iter().find(|(k, _)| k == "dup-1").unwrap().1.clone()),
     ];
-    cli.write(
+    cli.write("day2.jsonl", jsonl_text(&day2));
+    let run = dedup_ids(
+        &cli,
         "day2.jsonl",
-        jsonl_lines(&day2)
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
-    );
-    let run = cli
-        .run(&[
-            "dedup",
-            "day2.jsonl",
-            "--db",
-            "seen.lshdb",
-            "--id-field",
-            "id",
-            "--dropped",
-            "d2.jsonl",
-            "--json",
-        ])
-        .ok();
+        &["--db", "seen.lshdb", "--dropped", "d2.jsonl", "--json"],
+    )
+    .ok();
     let kept2 = ids_of_lines(
         &run.stdout
             .lines()
@@ -408,7 +327,7 @@ fn a_second_run_with_db_drops_copies_of_what_the_first_kept() {
             .join("\n"),
     );
     assert_eq!(kept2, cli_support::keys(&["new-2"]));
-    let dropped = std::fs::read_to_string(cli.path("d2.jsonl")).unwrap();
+    let dropped = cli.read("d2.jsonl");
     let of: BTreeSet<String> = dropped
         .lines()
         .map(|l| {
@@ -435,28 +354,16 @@ fn keep_longest_keeps_the_longest_of_each_group() {
         ("d".to_owned(), "A different text about the recipe for plum dumplings with floury potatoes and semolina.".to_owned()),
     ];
     assert!(similarity(&docs[0].1, &docs[1].1) >= THRESHOLD);
-    cli.write(
+    cli.write("in.jsonl", jsonl_text(&docs));
+    let run = dedup_ids(
+        &cli,
         "in.jsonl",
-        jsonl_lines(&docs)
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
-    );
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--id-field",
-            "id",
-            "--keep",
-            "longest",
-            "--clusters",
-            "c.jsonl",
-        ])
-        .ok();
+        &["--keep", "longest", "--clusters", "c.jsonl"],
+    )
+    .ok();
     // b and c tie on length: the first seen (b) wins.
     assert_eq!(ids_of_lines(&run.stdout), cli_support::keys(&["b", "d"]));
-    let clusters = std::fs::read_to_string(cli.path("c.jsonl")).unwrap();
+    let clusters = cli.read("c.jsonl");
     let cluster: serde_json::Value =
         serde_json::from_str(clusters.lines().next().unwrap()).unwrap();
     assert_eq!(cluster["kept"], "b");
@@ -474,13 +381,9 @@ fn keep_longest_keeps_the_longest_of_each_group() {
         .map(|((k, t), n)| format!("{}\n", serde_json::json!({"id": k, "text": t, "n": n})))
         .collect();
     cli.write("n.jsonl", with_n);
-    let run = cli
-        .run(&["dedup", "n.jsonl", "--id-field", "id", "--keep", "max:n"])
-        .ok();
+    let run = dedup_ids(&cli, "n.jsonl", &["--keep", "max:n"]).ok();
     assert_eq!(ids_of_lines(&run.stdout), cli_support::keys(&["b", "d"]));
-    let run = cli
-        .run(&["dedup", "n.jsonl", "--id-field", "id", "--keep", "min:n"])
-        .ok();
+    let run = dedup_ids(&cli, "n.jsonl", &["--keep", "min:n"]).ok();
     assert_eq!(ids_of_lines(&run.stdout), cli_support::keys(&["c", "d"]));
 }
 
@@ -496,45 +399,25 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
         serde_json::json!({"meta": {"body": 5}}),
     );
     cli.write("in.jsonl", &input);
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--text-field",
-            "meta.body",
+    let run = dedup_text(
+        &cli,
+        "in.jsonl",
+        "meta.body",
+        &[
             "--dropped",
             "d.jsonl",
             "--out",
             "k.jsonl",
             "--rejected",
             "r.jsonl",
-        ])
-        .ok();
-    assert!(
-        run.stderr.contains("lshdb: skipped line 3: malformed JSON"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("lshdb: skipped line 4: missing field `meta.body`"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("lshdb: skipped line 6: field `meta.body` is not a string"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stdout
-            .starts_with("read 5 record(s): 1 kept, 1 dropped as near-duplicates, 3 rejected"),
-        "{}",
-        run.stdout
-    );
-    let dropped: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(cli.path("d.jsonl")).unwrap().trim()).unwrap();
+        ],
+    )
+    .ok();
+    run.stderr_has("lshdb: skipped line 3: malformed JSON");
+    run.stderr_has("lshdb: skipped line 4: missing field `meta.body`");
+    run.stderr_has("lshdb: skipped line 6: field `meta.body` is not a string");
+    run.stdout_starts("read 5 record(s): 1 kept, 1 dropped as near-duplicates, 3 rejected");
+    let dropped: serde_json::Value = serde_json::from_str(cli.read("d.jsonl").trim()).unwrap();
     assert_eq!(dropped["id"], "line:5");
     assert_eq!(dropped["duplicate_of"], "line:1");
     // Repeated errors are collapsed as `add` collapses them.
@@ -551,13 +434,7 @@ fn bad_records_are_reported_by_line_and_nested_fields_and_line_keys_work() {
             "r.jsonl",
         ])
         .ok();
-    assert!(
-        run.stderr.contains(
-            "… and 15 more bad record(s) with the same error (malformed JSON); 20 in all"
-        ),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("… and 15 more bad record(s) with the same error (malformed JSON); 20 in all");
 }
 
 #[test]
@@ -569,7 +446,7 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
     );
     let refused = |args: &[&str]| {
         let run = cli.run(args).expect(2);
-        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        run.stderr_starts("error: ");
         run.stderr
     };
     let err = refused(&["dedup", "in.jsonl", "--out", "in.jsonl"]);
@@ -578,7 +455,7 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
         "{err}"
     );
     assert_eq!(
-        std::fs::read_to_string(cli.path("in.jsonl")).unwrap(),
+        cli.read("in.jsonl"),
         "{\"text\": \"some text to deduplicate here\"}\n"
     );
     cli.run(&["create", "db.lshdb"]).ok();
@@ -610,77 +487,31 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
     let usage = cli
         .run(&["dedup", "in.jsonl", "--keep", "biggest"])
         .expect(2);
-    assert!(
-        usage
-            .stderr
-            .contains("use first, longest, max:FIELD or min:FIELD"),
-        "{}",
-        usage.stderr
-    );
+    usage.stderr_has("use first, longest, max:FIELD or min:FIELD");
 }
 
 #[test]
 fn a_rerun_after_an_unfinished_run_resumes() {
     let cli = Cli::new();
     let docs = records();
-    let text: String = jsonl_lines(&docs)
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&docs);
     cli.write("in.jsonl", &text);
     // An unfinished run: the kept records of the first half are committed,
     // and the run label is left (as Ctrl-C leaves it).
-    let half: String = jsonl_lines(&docs[..7])
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let half: String = jsonl_text(&docs[..7]);
     cli.write("half.jsonl", &half);
-    cli.run(&[
-        "dedup",
-        "half.jsonl",
-        "--db",
-        "r.lshdb",
-        "--id-field",
-        "id",
-        "--out",
-        "h.jsonl",
-    ])
-    .ok();
+    dedup_ids(&cli, "half.jsonl", &["--db", "r.lshdb", "--out", "h.jsonl"]).ok();
     {
         let db = lshdb::Database::open(cli.path("r.lshdb")).unwrap();
         let run_id =
             serde_json::json!({"inputs": ["in.jsonl"], "keep": "first", "start": 0}).to_string();
         db.set_label("dedup.unfinished", &run_id).unwrap();
     }
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "r.lshdb",
-            "--id-field",
-            "id",
-            "--out",
-            "k.jsonl",
-        ])
-        .ok();
-    assert!(run.stdout.contains("(resumed)"), "{}", run.stdout);
-    assert_eq!(
-        ids_of_lines(&std::fs::read_to_string(cli.path("k.jsonl")).unwrap()),
-        truth_first(&docs)
-    );
+    let run = dedup_ids(&cli, "in.jsonl", &["--db", "r.lshdb", "--out", "k.jsonl"]).ok();
+    run.stdout_has("(resumed)");
+    assert_eq!(ids_in(&cli, "k.jsonl"), truth_first(&docs));
     // Not resuming: the same records again are duplicates of themselves.
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "r.lshdb",
-            "--id-field",
-            "id",
-            "--json",
-        ])
-        .ok();
+    let run = dedup_ids(&cli, "in.jsonl", &["--db", "r.lshdb", "--json"]).ok();
     let summary: serde_json::Value = serde_json::from_str(run.stderr.trim()).unwrap();
     assert_eq!(summary["kept"], 0);
     assert_eq!(summary["resumed"], false);
@@ -688,55 +519,25 @@ fn a_rerun_after_an_unfinished_run_resumes() {
 
 #[test]
 fn ctrl_c_stops_cleanly_writes_no_output_and_a_rerun_resumes() {
+    use cli_support::process::{send, wait_ended};
     use std::os::unix::process::ExitStatusExt;
-    use std::process::Stdio;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let docs = records();
-    let all: String = jsonl_lines(&docs)
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let half: String = jsonl_lines(&docs[..8])
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let all: String = jsonl_text(&docs);
+    let half: String = jsonl_text(&docs[..8]);
     for pause in [1500, 4000] {
         let cli = Cli::new();
-        let args = [
-            "dedup",
-            "-",
-            "--db",
-            "r.lshdb",
-            "--id-field",
-            "id",
-            "--out",
-            "k.jsonl",
-        ];
-        let mut child = cli
-            .command(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let args = ["dedup", "-", "--db", "r.lshdb", "--id-field", "id"];
+        let args = [&args[..], &["--out", "k.jsonl"]].concat();
         // Standard input stays open: dedup ends up waiting for more.
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(half.as_bytes()).unwrap();
-        stdin.flush().unwrap();
+        let (mut child, stdin) = cli.spawn_fed(&args, &half);
         std::thread::sleep(Duration::from_millis(pause));
-        let killed = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "still running after Ctrl-C"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        send(&child, "-INT");
+        wait_ended(
+            &mut child,
+            Duration::from_secs(10),
+            "still running after Ctrl-C",
+        );
         drop(stdin);
         let out = child.wait_with_output().unwrap();
         if out.status.signal().is_some() {
@@ -757,8 +558,8 @@ fn ctrl_c_stops_cleanly_writes_no_output_and_a_rerun_resumes() {
         // The same command again, with the whole input: it resumes, and the
         // output is an uninterrupted run's.
         let run = cli.run_stdin(&args, &all).ok();
-        assert!(run.stdout.contains("(resumed)"), "{}", run.stdout);
-        let kept = ids_of_lines(&std::fs::read_to_string(cli.path("k.jsonl")).unwrap());
+        run.stdout_has("(resumed)");
+        let kept = ids_in(&cli, "k.jsonl");
         assert_eq!(kept, truth_first(&docs));
         return;
     }
@@ -775,24 +576,8 @@ fn keep_longest_with_db_keeps_earlier_runs_records_and_stores_only_the_kept() {
         ("a".to_owned(), base.to_owned()),
         ("b".to_owned(), other.to_owned()),
     ];
-    cli.write(
-        "d1.jsonl",
-        jsonl_lines(&day1)
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
-    );
-    cli.run(&[
-        "dedup",
-        "d1.jsonl",
-        "--db",
-        "s.lshdb",
-        "--id-field",
-        "id",
-        "--keep",
-        "longest",
-    ])
-    .ok();
+    cli.write("d1.jsonl", jsonl_text(&day1));
+    dedup_ids(&cli, "d1.jsonl", &["--db", "s.lshdb", "--keep", "longest"]).ok();
     // Day 2: a longer copy of a day-1 record (day 1's stays kept: it is in
     // the dataset already), and a group of two new records.
     let fresh = "An entirely new record about medieval castles, moats, drawbridges and sieges";
@@ -802,29 +587,22 @@ fn keep_longest_with_db_keeps_earlier_runs_records_and_stores_only_the_kept() {
         ("c-long".to_owned(), format!("{fresh}, too")),
     ];
     assert!(similarity(&day2[1].1, &day2[2].1) >= THRESHOLD);
-    cli.write(
+    cli.write("d2.jsonl", jsonl_text(&day2));
+    let run = dedup_ids(
+        &cli,
         "d2.jsonl",
-        jsonl_lines(&day2)
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
-    );
-    let run = cli
-        .run(&[
-            "dedup",
-            "d2.jsonl",
+        &[
             "--db",
             "s.lshdb",
-            "--id-field",
-            "id",
             "--keep",
             "longest",
             "--dropped",
             "d.jsonl",
-        ])
-        .ok();
+        ],
+    )
+    .ok();
     assert_eq!(ids_of_lines(&run.stdout), cli_support::keys(&["c-long"]));
-    let dropped = std::fs::read_to_string(cli.path("d.jsonl")).unwrap();
+    let dropped = cli.read("d.jsonl");
     assert!(
         dropped.contains(r#""duplicate_of":"a","id":"a-long""#),
         "{dropped}"
@@ -842,32 +620,18 @@ fn keep_longest_with_db_keeps_earlier_runs_records_and_stores_only_the_kept() {
 #[test]
 fn bands_and_rows_set_the_banding_of_the_database_a_run_creates() {
     let cli = Cli::new();
-    let text: String = jsonl_lines(&records())
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String = jsonl_text(&records());
     cli.write("in.jsonl", &text);
     let expected = truth_first(&records());
     // A new --db gets the banding asked for, and drops what the truth drops.
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--id-field",
-            "id",
-            "--db",
-            "seen.lshdb",
-            "--bands",
-            "20",
-            "--rows",
-            "6",
-            "--out",
-            "kept.jsonl",
-        ])
-        .ok();
+    let banded = |bands: &str, rows: &str, out: &str| {
+        let args = ["--db", "seen.lshdb", "--bands", bands, "--rows", rows];
+        dedup_ids(&cli, "in.jsonl", &[&args[..], &["--out", out]].concat())
+    };
+    let run = banded("20", "6", "kept.jsonl").ok();
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(said.contains("read 15 record(s)"), "{said}");
-    let kept = ids_of_lines(&std::fs::read_to_string(cli.path("kept.jsonl")).unwrap());
+    let kept = ids_in(&cli, "kept.jsonl");
     assert_eq!(kept, expected);
     let stats = cli.run(&["stats", "seen.lshdb", "--json"]).ok();
     let v = &stats.json_lines()[0];
@@ -886,22 +650,7 @@ fn bands_and_rows_set_the_banding_of_the_database_a_run_creates() {
             .as_u64()
     };
     let before = documents(&cli);
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--id-field",
-            "id",
-            "--db",
-            "seen.lshdb",
-            "--bands",
-            "16",
-            "--rows",
-            "8",
-            "--out",
-            "again.jsonl",
-        ])
-        .expect(1);
+    let run = banded("16", "8", "again.jsonl").expect(1);
     assert!(
         run.stderr.contains("has 20 bands × 6 rows") && run.stderr.contains("lshdb rebuild"),
         "{}",

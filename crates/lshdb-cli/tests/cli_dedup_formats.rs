@@ -5,54 +5,10 @@
 
 mod cli_support;
 
+use cli_support::records::{
+    dedup_ids, dedup_text, lines_of, rec, text, write_parquet, SIDE_OUTPUTS,
+};
 use cli_support::Cli;
-use std::io::Read;
-
-/// A text of 40 pseudo-random words, distinct for each seed.
-fn text(seed: u64) -> String {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut words = Vec::new();
-    for _ in 0..40 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let len = 4 + (x % 5) as usize;
-        let word: String = (0..len)
-            .map(|i| (b'a' + ((x >> (5 * i)) % 26) as u8) as char)
-            .collect();
-        words.push(word);
-    }
-    words.join(" ")
-}
-
-/// A record line.
-fn rec(id: &str, text: serde_json::Value) -> String {
-    format!("{}\n", serde_json::json!({"id": id, "text": text}))
-}
-
-/// Non-blank lines of a file (decompressed when `.gz` or `.zst`).
-fn lines_of(cli: &Cli, name: &str) -> Vec<String> {
-    let raw = std::fs::read(cli.path(name)).unwrap_or_default();
-    let text = decompress(&raw);
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-fn decompress(raw: &[u8]) -> String {
-    let mut out = String::new();
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(raw)
-            .read_to_string(&mut out)
-            .unwrap();
-    } else if raw.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        out = String::from_utf8(zstd::decode_all(raw).unwrap()).unwrap();
-    } else {
-        out = String::from_utf8(raw.to_vec()).unwrap();
-    }
-    out
-}
 
 #[test]
 fn a_byte_order_mark_does_not_cost_the_first_record() {
@@ -63,8 +19,7 @@ fn a_byte_order_mark_does_not_cost_the_first_record() {
         rec("b", text(2).into())
     );
     cli.write("in.jsonl", &input);
-    cli.run(&["dedup", "in.jsonl", "--id-field", "id", "--out", "k.jsonl"])
-        .ok();
+    dedup_ids(&cli, "in.jsonl", &["--out", "k.jsonl"]).ok();
     let kept = lines_of(&cli, "k.jsonl");
     assert_eq!(kept.len(), 2, "{kept:?}");
     assert!(
@@ -75,7 +30,7 @@ fn a_byte_order_mark_does_not_cost_the_first_record() {
     // `add --jsonl` too.
     cli.run(&["create", "db.lshdb"]).ok();
     let run = cli.run(&["add", "db.lshdb", "--jsonl", "in.jsonl"]).ok();
-    assert!(run.stdout.contains("added 2 document(s)"), "{}", run.stdout);
+    run.stdout_has("added 2 document(s)");
 }
 
 #[test]
@@ -94,23 +49,13 @@ fn a_dictionary_encoded_parquet_text_column_is_read_as_strings() {
         ("text", Arc::new(column) as Arc<dyn Array>),
     ])
     .unwrap();
-    let file = std::fs::File::create(cli.path("in.parquet")).unwrap();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.parquet",
-            "--id-field",
-            "id",
-            "--out",
-            "k.parquet",
-            "--dropped",
-            "d.jsonl",
-            "--json",
-        ])
-        .ok();
+    write_parquet(&cli, "in.parquet", &batch);
+    let run = dedup_ids(
+        &cli,
+        "in.parquet",
+        &["--out", "k.parquet", "--dropped", "d.jsonl", "--json"],
+    )
+    .ok();
     let summary = run.json();
     // a, b and the empty d are kept; c, e and f are copies.
     assert_eq!(summary["kept"], 3, "{summary}");
@@ -130,32 +75,23 @@ fn csv_and_parquet_keep_empty_and_null_texts_and_reject_the_rest_into_rejected()
         text(1)
     );
     cli.write("in.csv", &csv);
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.csv",
-            "--text-field",
-            "body",
-            "--id-field",
-            "id",
-            "--out",
-            "k.csv",
-            "--dropped",
-            "d.jsonl",
-            "--rejected",
-            "r.jsonl",
-            "--json",
-        ])
-        .ok();
+    let run = dedup_ids(
+        &cli,
+        "in.csv",
+        &[
+            &["--text-field", "body", "--out", "k.csv"][..],
+            &SIDE_OUTPUTS,
+        ]
+        .concat(),
+    )
+    .ok();
     let summary = run.json();
     assert_eq!(
         (&summary["kept"], &summary["dropped"], &summary["rejected"]),
         (&3.into(), &1.into(), &1.into()),
         "{summary}"
     );
-    assert!(std::fs::read_to_string(cli.path("k.csv"))
-        .unwrap()
-        .contains("\nempty,\n"));
+    assert!(cli.read("k.csv").contains("\nempty,\n"));
     assert_eq!(lines_of(&cli, "r.jsonl").len(), 1);
 
     // Parquet: a null and an empty text are kept; a non-string text column
@@ -176,52 +112,22 @@ fn csv_and_parquet_keep_empty_and_null_texts_and_reject_the_rest_into_rejected()
         ),
     ])
     .unwrap();
-    let file = std::fs::File::create(cli.path("in.parquet")).unwrap();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    let run = cli
-        .run(&[
-            "dedup",
-            "in.parquet",
-            "--id-field",
-            "id",
-            "--out",
-            "k.parquet",
-            "--json",
-        ])
-        .ok();
+    write_parquet(&cli, "in.parquet", &batch);
+    let run = dedup_ids(&cli, "in.parquet", &["--out", "k.parquet", "--json"]).ok();
     let summary = run.json();
     assert_eq!(
         (&summary["kept"], &summary["dropped"]),
         (&3.into(), &1.into()),
         "{summary}"
     );
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.parquet",
-            "--text-field",
-            "n",
-            "--out",
-            "k2.parquet",
-        ])
-        .expect(1);
-    assert!(
-        err.stderr.contains("field `n` is not a string"),
-        "{}",
-        err.stderr
-    );
-    cli.run(&[
-        "dedup",
+    let err = dedup_text(&cli, "in.parquet", "n", &["--out", "k2.parquet"]).expect(1);
+    err.stderr_has("field `n` is not a string");
+    dedup_text(
+        &cli,
         "in.parquet",
-        "--text-field",
         "n",
-        "--out",
-        "k2.parquet",
-        "--rejected",
-        "r.jsonl",
-    ])
+        &["--out", "k2.parquet", "--rejected", "r.jsonl"],
+    )
     .ok();
     let rejected = lines_of(&cli, "r.jsonl");
     assert_eq!(rejected.len(), 4);

@@ -5,55 +5,9 @@
 
 mod cli_support;
 
+use cli_support::records::{dedup_ids, dedup_text, lines_of, rec, text, SIDE_OUTPUTS};
 use cli_support::Cli;
 use std::collections::BTreeSet;
-use std::io::Read;
-
-/// A text of 40 pseudo-random words, distinct for each seed.
-fn text(seed: u64) -> String {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut words = Vec::new();
-    for _ in 0..40 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let len = 4 + (x % 5) as usize;
-        let word: String = (0..len)
-            .map(|i| (b'a' + ((x >> (5 * i)) % 26) as u8) as char)
-            .collect();
-        words.push(word);
-    }
-    words.join(" ")
-}
-
-/// A record line.
-fn rec(id: &str, text: serde_json::Value) -> String {
-    format!("{}\n", serde_json::json!({"id": id, "text": text}))
-}
-
-/// Non-blank lines of a file (decompressed when `.gz` or `.zst`).
-fn lines_of(cli: &Cli, name: &str) -> Vec<String> {
-    let raw = std::fs::read(cli.path(name)).unwrap_or_default();
-    let text = decompress(&raw);
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-fn decompress(raw: &[u8]) -> String {
-    let mut out = String::new();
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(raw)
-            .read_to_string(&mut out)
-            .unwrap();
-    } else if raw.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        out = String::from_utf8(zstd::decode_all(raw).unwrap()).unwrap();
-    } else {
-        out = String::from_utf8(raw.to_vec()).unwrap();
-    }
-    out
-}
 
 /// An input with empty, blank and null texts, malformed lines, a missing
 /// and a non-string text, a repeated id and near-duplicates.
@@ -86,23 +40,12 @@ fn every_record_is_kept_dropped_or_rejected_and_empty_texts_are_kept() {
     let (input, records) = mixed_input();
     cli.write("in.jsonl", &input);
     for keep in ["first", "longest"] {
-        let run = cli
-            .run(&[
-                "dedup",
-                "in.jsonl",
-                "--id-field",
-                "id",
-                "--keep",
-                keep,
-                "--out",
-                "k.jsonl",
-                "--dropped",
-                "d.jsonl",
-                "--rejected",
-                "r.jsonl",
-                "--json",
-            ])
-            .ok();
+        let run = dedup_ids(
+            &cli,
+            "in.jsonl",
+            &[&["--keep", keep, "--out", "k.jsonl"][..], &SIDE_OUTPUTS].concat(),
+        )
+        .ok();
         let summary = run.json();
         let (kept, dropped, rejected) = (
             lines_of(&cli, "k.jsonl"),
@@ -152,9 +95,7 @@ fn a_rejected_record_without_rejected_fails_and_writes_nothing() {
     let cli = Cli::new();
     let (input, _) = mixed_input();
     cli.write("in.jsonl", &input);
-    let run = cli
-        .run(&["dedup", "in.jsonl", "--id-field", "id", "--out", "k.jsonl"])
-        .expect(1);
+    let run = dedup_ids(&cli, "in.jsonl", &["--out", "k.jsonl"]).expect(1);
     let last = run.stderr.lines().last().unwrap();
     assert!(
         last.starts_with("lshdb: 5 record(s) were rejected") && last.contains("--rejected"),
@@ -163,9 +104,7 @@ fn a_rejected_record_without_rejected_fails_and_writes_nothing() {
     );
     assert!(!cli.path("k.jsonl").exists());
     // To standard output as well: exit 1, saying what went there.
-    let run = cli
-        .run(&["dedup", "in.jsonl", "--id-field", "id"])
-        .expect(1);
+    let run = dedup_ids(&cli, "in.jsonl", &[]).expect(1);
     let went = run.stdout.lines().count();
     assert!(went > 0);
     assert!(
@@ -189,68 +128,33 @@ fn a_text_or_id_field_no_record_has_is_an_error_naming_the_fields_seen() {
         })
         .collect();
     cli.write("in.jsonl", &input);
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--text-field",
-            "summary",
-            "--out",
-            "k.jsonl",
-        ])
-        .error_line();
+    let err = dedup_text(&cli, "in.jsonl", "summary", &["--out", "k.jsonl"]).error_line();
     assert!(
         err.starts_with("lshdb: none of the first 5 record(s) of in.jsonl has the field `summary`")
             && err.contains("`body`, `url`"),
         "{err}"
     );
     assert!(!cli.path("k.jsonl").exists());
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.jsonl",
-            "--text-field",
-            "body",
-            "--id-field",
-            "id",
-        ])
-        .error_line();
+    let err = dedup_ids(&cli, "in.jsonl", &["--text-field", "body"]).error_line();
     assert!(err.contains("`id` (--id-field)"), "{err}");
     // Several inputs: the second's first chunk is checked too.
     cli.write("two.jsonl", rec("x", text(9).into()));
-    let err = cli
-        .run(&["dedup", "two.jsonl", "in.jsonl", "--id-field", "id"])
-        .error_line();
+    let err = dedup_ids(&cli, "two.jsonl", &["in.jsonl"]).error_line();
     assert!(err.contains("in.jsonl"), "{err}");
     // The right fields work.
-    cli.run(&[
-        "dedup",
+    dedup_text(
+        &cli,
         "in.jsonl",
-        "--text-field",
         "body",
-        "--id-field",
-        "url",
-        "--out",
-        "k.jsonl",
-    ])
+        &["--id-field", "url", "--out", "k.jsonl"],
+    )
     .ok();
     assert_eq!(lines_of(&cli, "k.jsonl").len(), 5);
     // CSV and Parquet name their columns.
     cli.write("in.csv", "url,body\nu1,some text\n");
-    let err = cli
-        .run(&["dedup", "in.csv", "--text-field", "summary"])
-        .error_line();
+    let err = dedup_text(&cli, "in.csv", "summary", &[]).error_line();
     assert!(err.contains("its columns: `url`, `body`"), "{err}");
-    let err = cli
-        .run(&[
-            "dedup",
-            "in.csv",
-            "--text-field",
-            "body",
-            "--id-field",
-            "id",
-        ])
-        .error_line();
+    let err = dedup_ids(&cli, "in.csv", &["--text-field", "body"]).error_line();
     assert!(err.contains("`id` (--id-field)"), "{err}");
 }
 
@@ -260,18 +164,18 @@ fn outputs_named_gz_or_zst_are_compressed() {
     let (input, _) = mixed_input();
     cli.write("in.jsonl", &input);
     let plain = |name: &str| lines_of(&cli, name);
-    cli.run(&[
-        "dedup",
+    dedup_ids(
+        &cli,
         "in.jsonl",
-        "--id-field",
-        "id",
-        "--out",
-        "k.jsonl",
-        "--dropped",
-        "d.jsonl",
-        "--rejected",
-        "r.jsonl",
-    ])
+        &[
+            "--out",
+            "k.jsonl",
+            "--dropped",
+            "d.jsonl",
+            "--rejected",
+            "r.jsonl",
+        ],
+    )
     .ok();
     for ext in ["gz", "zst"] {
         let (k, d, r) = (
@@ -309,90 +213,52 @@ fn outputs_named_gz_or_zst_are_compressed() {
 fn outputs_that_are_one_file_or_the_new_database_are_refused_before_writing() {
     let cli = Cli::new();
     cli.write("in.jsonl", rec("a", text(1).into()));
+    // `lshdb dedup in.jsonl ARGS…` is a usage error that `says` so.
     let refused = |args: &[&str], says: &str| {
-        let run = cli.run(args).expect(2);
+        let args = [&["dedup", "in.jsonl"], args].concat();
+        let run = cli.run(&args).expect(2);
         assert!(
             run.stderr.starts_with("error: ") && run.stderr.contains(says),
             "{args:?}: {}",
             run.stderr
         );
     };
-    // A database not yet created is still the output's file.
-    refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "new.lshdb",
-            "--out",
-            "new.lshdb",
-        ],
-        "--out new.lshdb is the database file itself (new.lshdb)",
-    );
-    refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--db",
-            "new.lshdb",
-            "--dropped",
-            "./new.lshdb",
-        ],
-        "is the database file itself",
-    );
-    assert!(!cli.path("new.lshdb").exists());
-    refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--out",
-            "x.jsonl",
-            "--dropped",
-            "x.jsonl",
-        ],
-        "--out x.jsonl and --dropped x.jsonl are one file",
-    );
     std::fs::create_dir(cli.path("sub")).unwrap();
-    refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--clusters",
-            "sub/../c.jsonl",
-            "--rejected",
-            "c.jsonl",
-        ],
-        "are one file",
-    );
-    refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--out",
-            "k.jsonl",
-            "--rejected",
-            "in.jsonl",
-        ],
-        "--rejected in.jsonl is the input in.jsonl",
-    );
+    let cases: [(&[&str], &str); 5] = [
+        // A database not yet created is still the output's file.
+        (
+            &["--db", "new.lshdb", "--out", "new.lshdb"],
+            "--out new.lshdb is the database file itself (new.lshdb)",
+        ),
+        (
+            &["--db", "new.lshdb", "--dropped", "./new.lshdb"],
+            "is the database file itself",
+        ),
+        (
+            &["--out", "x.jsonl", "--dropped", "x.jsonl"],
+            "--out x.jsonl and --dropped x.jsonl are one file",
+        ),
+        (
+            &["--clusters", "sub/../c.jsonl", "--rejected", "c.jsonl"],
+            "are one file",
+        ),
+        (
+            &["--out", "k.jsonl", "--rejected", "in.jsonl"],
+            "--rejected in.jsonl is the input in.jsonl",
+        ),
+    ];
+    for (args, says) in cases {
+        refused(args, says);
+    }
+    assert!(!cli.path("new.lshdb").exists());
     assert!(!cli.path("x.jsonl").exists() && !cli.path("c.jsonl").exists());
     // An existing output is left as it was.
     cli.write("x.jsonl", "old\n");
     refused(
-        &[
-            "dedup",
-            "in.jsonl",
-            "--out",
-            "x.jsonl",
-            "--dropped",
-            "x.jsonl",
-        ],
+        &["--out", "x.jsonl", "--dropped", "x.jsonl"],
         "are one file",
     );
-    assert_eq!(
-        std::fs::read_to_string(cli.path("x.jsonl")).unwrap(),
-        "old\n"
-    );
+    assert_eq!(cli.read("x.jsonl"), "old\n");
     // One input twice is allowed.
     cli.run(&[
         "dedup",

@@ -6,27 +6,10 @@
 
 mod cli_support;
 
+use cli_support::process::{send, wait_ended};
+use cli_support::records::text;
 use cli_support::Cli;
-use std::io::Write;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
-/// A text of 40 pseudo-random words, distinct for each seed.
-fn text(seed: u64) -> String {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut words = Vec::new();
-    for _ in 0..40 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let len = 4 + (x % 5) as usize;
-        let word: String = (0..len)
-            .map(|i| (b'a' + ((x >> (5 * i)) % 26) as u8) as char)
-            .collect();
-        words.push(word);
-    }
-    words.join(" ")
-}
+use std::time::Duration;
 
 fn near(seed: u64, variant: u64) -> String {
     let mut t = text(seed);
@@ -68,75 +51,37 @@ fn day2() -> String {
 /// The outputs of day 2 (kept, dropped) run on `db` with `input` on
 /// standard input.
 fn outputs(cli: &Cli, db: &str, input: &str, extra: &[&str]) -> (String, String) {
-    let mut args = vec![
-        "dedup",
-        "-",
-        "--db",
-        db,
-        "--id-field",
-        "id",
-        "--out",
-        "k.jsonl",
-        "--dropped",
-        "d.jsonl",
-        "--batch",
-        "1",
-    ];
+    let mut args = dedup_args("-", db, &DAY_TWO_OUTPUTS);
     args.extend_from_slice(extra);
     cli.run_stdin(&args, input).ok();
-    (
-        std::fs::read_to_string(cli.path("k.jsonl")).unwrap(),
-        std::fs::read_to_string(cli.path("d.jsonl")).unwrap(),
-    )
+    (cli.read("k.jsonl"), cli.read("d.jsonl"))
+}
+
+/// The outputs of a day-2 run, one record a commit.
+const DAY_TWO_OUTPUTS: [&str; 6] = ["--out", "k.jsonl", "--dropped", "d.jsonl", "--batch", "1"];
+
+/// `dedup INPUT --db DB --id-field id EXTRA…`.
+fn dedup_args<'a>(input: &'a str, db: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["dedup", input, "--db", db, "--id-field", "id"];
+    args.extend_from_slice(extra);
+    args
 }
 
 /// Day 1 run into `db`.
 fn day_one(cli: &Cli, db: &str) {
-    cli.run_stdin(&["dedup", "-", "--db", db, "--id-field", "id"], &day1())
-        .ok();
+    cli.run_stdin(&dedup_args("-", db, &[]), &day1()).ok();
 }
 
 /// Starts day 2 on standard input, feeds the first `n` lines, waits, and
 /// sends `signal`; returns whether the run was stopped after storing some
 /// day-2 records (false: too early, the handler was not installed yet).
 fn stopped_day_two(cli: &Cli, db: &str, n: usize, signal: &str, pause: u64) -> bool {
-    let args = [
-        "dedup",
-        "-",
-        "--db",
-        db,
-        "--id-field",
-        "id",
-        "--out",
-        "k.jsonl",
-        "--dropped",
-        "d.jsonl",
-        "--batch",
-        "1",
-    ];
     let _ = std::fs::remove_file(cli.path("k.jsonl"));
-    let mut child = cli
-        .command(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     let head: String = day2().lines().take(n).map(|l| format!("{l}\n")).collect();
-    stdin.write_all(head.as_bytes()).unwrap();
-    stdin.flush().unwrap();
+    let (mut child, stdin) = cli.spawn_fed(&dedup_args("-", db, &DAY_TWO_OUTPUTS), &head);
     std::thread::sleep(Duration::from_millis(pause));
-    let sent = std::process::Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(20), "still running");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    send(&child, signal);
+    wait_ended(&mut child, Duration::from_secs(20), "still running");
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     if signal == "-INT" {
@@ -191,19 +136,10 @@ fn a_failed_day_two_run_resumes_to_an_uninterrupted_runs_outputs() {
     day_one(&cli, "db.lshdb");
     // Without --rejected the run fails at the end, with day 2's records
     // stored; the same command with --rejected resumes.
-    let args = [
-        "dedup",
-        "-",
-        "--db",
-        "db.lshdb",
-        "--id-field",
-        "id",
-        "--out",
-        "k.jsonl",
-    ];
+    let args = dedup_args("-", "db.lshdb", &["--out", "k.jsonl"]);
     std::fs::remove_file(cli.path("k.jsonl")).unwrap();
     let run = cli.run_stdin(&args, &bad).expect(1);
-    assert!(run.stderr.contains("(the rerun resumes)"), "{}", run.stderr);
+    run.stderr_has("(the rerun resumes)");
     assert!(!cli.path("k.jsonl").exists());
     let (k, d) = outputs(&cli, "db.lshdb", &bad, &with_rejected);
     assert_eq!(k, kept);
@@ -212,17 +148,7 @@ fn a_failed_day_two_run_resumes_to_an_uninterrupted_runs_outputs() {
     // run, whose records are all stored already.
     let run = cli
         .run_stdin(
-            &[
-                "dedup",
-                "-",
-                "--db",
-                "db.lshdb",
-                "--id-field",
-                "id",
-                "--json",
-                "--rejected",
-                "r2.jsonl",
-            ],
+            &dedup_args("-", "db.lshdb", &["--json", "--rejected", "r2.jsonl"]),
             &bad,
         )
         .ok();
@@ -236,27 +162,10 @@ fn a_failed_day_two_run_resumes_to_an_uninterrupted_runs_outputs() {
 fn ctrl_c_says_how_many_kept_records_went_to_standard_output() {
     for pause in [1500, 4000, 8000] {
         let cli = Cli::new();
-        let mut child = cli
-            .command(&["dedup", "-", "--id-field", "id"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(day1().as_bytes()).unwrap();
-        stdin.flush().unwrap();
+        let (mut child, stdin) = cli.spawn_fed(&["dedup", "-", "--id-field", "id"], &day1());
         std::thread::sleep(Duration::from_millis(pause));
-        let sent = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            assert!(start.elapsed() < Duration::from_secs(20), "still running");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        send(&child, "-INT");
+        wait_ended(&mut child, Duration::from_secs(20), "still running");
         drop(stdin);
         let out = child.wait_with_output().unwrap();
         if out.status.code() != Some(130) {
@@ -284,55 +193,28 @@ fn a_failed_keep_longest_run_resumes_to_an_uninterrupted_runs_outputs() {
     cli.write("d1.jsonl", day1());
     cli.write("d2.jsonl", format!("{}{{oops\n", day2()));
     let run = |db: &str, rejected: bool| {
-        let mut args = vec![
-            "dedup",
-            "d2.jsonl",
-            "--db",
-            db,
-            "--id-field",
-            "id",
-            "--keep",
-            "longest",
-            "--out",
-            "k.jsonl",
-            "--dropped",
-            "d.jsonl",
-        ];
+        let outputs = ["--out", "k.jsonl", "--dropped", "d.jsonl"];
+        let mut args = dedup_args("d2.jsonl", db, &["--keep", "longest"]);
+        args.extend(outputs);
         if rejected {
             args.extend(["--rejected", "r.jsonl"]);
         }
         cli.run(&args)
     };
     for db in ["ref.lshdb", "db.lshdb"] {
-        cli.run(&[
-            "dedup",
-            "d1.jsonl",
-            "--db",
-            db,
-            "--id-field",
-            "id",
-            "--keep",
-            "longest",
-            "--out",
-            "k1.jsonl",
-        ])
-        .ok();
+        let args = dedup_args("d1.jsonl", db, &["--keep", "longest", "--out", "k1.jsonl"]);
+        cli.run(&args).ok();
     }
     run("ref.lshdb", true).ok();
-    let read = |name: &str| std::fs::read_to_string(cli.path(name)).unwrap();
-    let (kept, dropped) = (read("k.jsonl"), read("d.jsonl"));
+    let (kept, dropped) = (cli.read("k.jsonl"), cli.read("d.jsonl"));
     std::fs::remove_file(cli.path("k.jsonl")).unwrap();
     let failed = run("db.lshdb", false).expect(1);
-    assert!(
-        failed.stderr.contains("(the rerun resumes)"),
-        "{}",
-        failed.stderr
-    );
+    failed.stderr_has("(the rerun resumes)");
     assert!(!cli.path("k.jsonl").exists());
     let resumed = run("db.lshdb", true).ok();
-    assert!(resumed.stdout.contains("(resumed)"), "{}", resumed.stdout);
-    assert_eq!(read("k.jsonl"), kept);
-    assert_eq!(read("d.jsonl"), dropped);
+    resumed.stdout_has("(resumed)");
+    assert_eq!(cli.read("k.jsonl"), kept);
+    assert_eq!(cli.read("d.jsonl"), dropped);
     let len = |db: &str| lshdb::Database::open(cli.path(db)).unwrap().len().unwrap();
     assert_eq!(len("db.lshdb"), len("ref.lshdb"));
 }

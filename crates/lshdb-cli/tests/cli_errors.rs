@@ -52,11 +52,7 @@ fn a_load_that_adds_nothing_fails_with_its_summary() {
     // Files: every one bad.
     cli.write("a.bin", b"\x00\x01");
     let out = cli.run(&["add", "db.lshdb", "a.bin"]).expect(1);
-    assert!(
-        out.stdout.contains("1 bad record(s) skipped"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("1 bad record(s) skipped");
     // But a load where every document was a known near-duplicate did its job.
     let docs = corpus();
     cli.write("one.jsonl", jsonl(&docs[..1]));
@@ -136,37 +132,14 @@ fn hints_are_commands_that_work_when_pasted() {
     cli.run(&["create", "big.lshdb"]).ok();
     cli.write("many.jsonl", jsonl(&many));
     cli.run(&["add", "big.lshdb", "--jsonl", "many.jsonl"]).ok();
-    let out = cli
-        .run(&["query", "big.lshdb", "--text", text, "--limit", "1"])
-        .ok();
+    let query = ["query", "big.lshdb", "--text", text, "--limit", "1"];
+    let out = cli.run_with(&query, &[]).ok();
     let note = out.stderr.lines().next().expect("a note");
     assert!(note.contains("`--max-bucket 10000`"), "{note}");
     assert!(!note.contains("max_bucket"), "{note}");
-    let out = cli
-        .run(&[
-            "query",
-            "big.lshdb",
-            "--text",
-            text,
-            "--limit",
-            "1",
-            "--max-bucket",
-            "10000",
-        ])
-        .ok();
+    let out = cli.run_with(&query, &["--max-bucket", "10000"]).ok();
     assert!(out.stderr.is_empty(), "{}", out.stderr);
-    let v = cli
-        .run(&[
-            "query",
-            "big.lshdb",
-            "--text",
-            text,
-            "--limit",
-            "1",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let v = cli.run_with(&query, &["--json"]).ok().json();
     assert!(
         v["warnings"][0]
             .as_str()
@@ -229,11 +202,7 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
     let out = cli
         .run(&["create", "db.lshdb", "--shingle", "word:2", "--simhash"])
         .ok();
-    assert!(
-        out.stdout.contains(": word:2, 128 one-permutation values,"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has(": word:2, 128 one-permutation values,");
     cli.write("corpus.jsonl", jsonl(&corpus()));
     cli.run(&["add", "db.lshdb", "--jsonl", "corpus.jsonl"])
         .ok();
@@ -266,11 +235,7 @@ fn settings_print_as_typed_and_stats_and_check_agree_on_postings() {
     ] {
         let name = format!("{}.lshdb", typed.replace(':', "-"));
         let out = cli.run(&["create", &name, "--shingle", typed]).ok();
-        assert!(
-            out.stdout.contains(&format!(": {shown}, ")),
-            "{}",
-            out.stdout
-        );
+        out.stdout_has(&format!(": {shown}, "));
     }
 }
 

@@ -210,11 +210,7 @@ fn import_checks_the_shingling_of_shingle_sets() {
     let out = cli
         .run(&["import", "same.lshdb", "--in", "sets.jsonl"])
         .ok();
-    assert!(
-        out.stdout.starts_with("added 11 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 11 document(s)");
     assert_eq!(
         cli.run(&["pairs", "same.lshdb", "--json"]).ok().stdout,
         cli.run(&["pairs", &db, "--json"]).ok().stdout
@@ -240,11 +236,7 @@ fn import_checks_the_shingling_of_shingle_sets() {
             "--unchecked-shingles",
         ])
         .ok();
-    assert!(
-        out.stdout.starts_with("added 11 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 11 document(s)");
 
     // Text lines are re-shingled, so they need no header and fit any
     // database; a text export's header does not stop them either.
@@ -252,20 +244,12 @@ fn import_checks_the_shingling_of_shingle_sets() {
     let out = cli
         .run(&["import", "words.lshdb", "--in", "texts.jsonl"])
         .ok();
-    assert!(
-        out.stdout.starts_with("added 11 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 11 document(s)");
     cli.run(&["create", "t.lshdb", "--store-text"]).ok();
     cli.run(&["import", "t.lshdb", "--in", "texts.jsonl"]).ok();
     cli.run(&["export", "t.lshdb", "--out", "t.jsonl"]).ok();
     let out = cli.run(&["import", "words.lshdb", "--in", "t.jsonl"]).ok();
-    assert!(
-        out.stdout.starts_with("added 11 document(s) (11 replaced)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 11 document(s) (11 replaced)");
     assert!(
         out.stdout.ends_with("; 0 bad record(s) skipped\n"),
         "the header is not a bad record: {}",

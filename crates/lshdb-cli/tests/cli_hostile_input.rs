@@ -14,11 +14,7 @@ fn nul_bytes_through_the_cli_jsonl_reader() {
         "{\"id\":\"n\\u0000k\",\"text\":\"left\\u0000right and more text\\u0000\"}\n",
     );
     let out = cli.run(&["add", "db.lshdb", "--jsonl", "in.jsonl"]).ok();
-    assert!(
-        out.stdout.starts_with("added 1 document(s)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("added 1 document(s)");
     // Queried with the same record: the query's text has the NUL too.
     let lines = cli
         .run(&["query", "db.lshdb", "--jsonl", "in.jsonl"])

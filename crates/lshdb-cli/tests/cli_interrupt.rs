@@ -6,10 +6,10 @@
 
 mod cli_support;
 
+use cli_support::process::send;
 use cli_support::Cli;
-use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// `n` distinct documents as JSON Lines.
@@ -31,11 +31,7 @@ fn generated(n: usize) -> String {
 }
 
 fn sigint(child: &Child) {
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
+    send(child, "-INT");
 }
 
 /// Waits at most `limit` for the child to exit; kills it and fails when it
@@ -83,17 +79,9 @@ fn ctrl_c_ends_a_load_waiting_for_input_and_says_what_is_committed() {
     for (attempt, pause) in pauses.into_iter().enumerate() {
         let cli = Cli::new();
         cli.run(&["create", "db.lshdb"]).ok();
-        let mut child = cli
-            .command(&["add", "db.lshdb", "--jsonl", "-", "--batch", "100"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn lshdb");
         // Standard input stays open: the load ends up waiting for more.
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("write");
-        stdin.flush().expect("flush");
+        let args = ["add", "db.lshdb", "--jsonl", "-", "--batch", "100"];
+        let (child, stdin) = cli.spawn_fed(&args, &input);
         std::thread::sleep(Duration::from_millis(pause));
         // On a loaded machine the load may still be busy: wait (read-only,
         // beside the writer) until it waits for input, as intended. A bulk
@@ -147,18 +135,10 @@ fn ctrl_c_ends_a_load_waiting_for_input_and_says_what_is_committed() {
 fn ctrl_c_ends_query_jsonl_waiting_for_input() {
     let cli = Cli::new();
     let db = cli.corpus_db("db.lshdb", &[]);
-    let mut child = cli
-        .command(&["query", &db, "--jsonl", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn lshdb");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(b"{\"id\": \"q1\", \"text\": \"some query text here\"}\n")
-        .expect("write");
-    stdin.flush().expect("flush");
+    let (child, stdin) = cli.spawn_fed(
+        &["query", &db, "--jsonl", "-"],
+        "{\"id\": \"q1\", \"text\": \"some query text here\"}\n",
+    );
     std::thread::sleep(Duration::from_millis(1500));
     sigint(&child);
     let (code, stdout, stderr, _) =
@@ -179,14 +159,7 @@ fn a_second_ctrl_c_exits_at_once() {
         let db = cli.corpus_db("db.lshdb", &[]);
         // A read command blocked on its input has a grace period after the
         // first Ctrl-C; the second ends it at once.
-        let mut child = cli
-            .command(&["query", &db, "--jsonl", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn lshdb");
-        let stdin = child.stdin.take().expect("stdin");
+        let (child, stdin) = cli.spawn_fed(&["query", &db, "--jsonl", "-"], "");
         std::thread::sleep(Duration::from_millis(pause));
         sigint(&child);
         std::thread::sleep(Duration::from_millis(100));
@@ -215,16 +188,8 @@ fn a_second_ctrl_c_on_a_writer_says_how_to_repair() {
     for docs in [20_000, 60_000, 150_000] {
         let cli = Cli::new();
         cli.run(&["create", "db.lshdb"]).ok();
-        let mut child = cli
-            .command(&["add", "db.lshdb", "--jsonl", "-", "--batch", "1000000"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn lshdb");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(generated(docs).as_bytes()).expect("write");
-        stdin.flush().expect("flush");
+        let args = ["add", "db.lshdb", "--jsonl", "-", "--batch", "1000000"];
+        let (child, stdin) = cli.spawn_fed(&args, &generated(docs));
         std::thread::sleep(Duration::from_millis(1500));
         // The first ends the input: the one big chunk is then hashed and
         // written; the second comes while that is under way.
@@ -278,13 +243,7 @@ fn ctrl_c_ends_a_wait_for_input_that_never_comes() {
             let cli = Cli::new();
             cli.run(&["create", "db.lshdb"]).ok();
             mkfifo(&cli, "f");
-            let child = cli
-                .command(args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn lshdb");
+            let (child, _stdin) = cli.spawn_fed(args, "");
             // A writer that never writes, for the FIFO or on standard input.
             let fifo = cli.path("f");
             let _writer = (waits_for == "silent writer").then(|| {

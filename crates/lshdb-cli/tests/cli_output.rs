@@ -46,28 +46,20 @@ fn a_key_with_a_line_break_cannot_forge_tab_separated_output() {
     let query = cli.run(&["query", "k.lshdb", "--text", TEXT]).ok();
     assert_eq!(query.stdout.lines().count(), 3, "{}", query.stdout);
     assert_lines(&query.stdout, 2);
-    assert!(
-        query.stdout.contains(&format!("\t{shown}\n")),
-        "{}",
-        query.stdout
-    );
-    assert!(
-        query.stdout.contains("\t\"\\\"quoted\\\"\"\n"),
-        "{}",
-        query.stdout
-    );
-    assert!(query.stdout.contains("\tplain\n"), "{}", query.stdout);
+    query.stdout_has(&format!("\t{shown}\n"));
+    query.stdout_has("\t\"\\\"quoted\\\"\"\n");
+    query.stdout_has("\tplain\n");
 
     let contained = cli
         .run(&["query", "k.lshdb", "--text", TEXT, "--containment", "0.5"])
         .ok();
     assert_lines(&contained.stdout, 3);
-    assert!(contained.stdout.contains(shown), "{}", contained.stdout);
+    contained.stdout_has(shown);
 
     let pairs = cli.run(&["pairs", "k.lshdb"]).ok();
     assert_eq!(pairs.stdout.lines().count(), 3, "{}", pairs.stdout);
     assert_lines(&pairs.stdout, 3);
-    assert!(pairs.stdout.contains(shown), "{}", pairs.stdout);
+    pairs.stdout_has(shown);
 
     let groups = cli.run(&["groups", "k.lshdb"]).ok();
     let members: Vec<&str> = groups
@@ -80,22 +72,14 @@ fn a_key_with_a_line_break_cannot_forge_tab_separated_output() {
     assert!(groups.stdout.contains(&format!("\t{shown}\n")));
 
     let get = cli.run(&["get", "k.lshdb", FORGED]).ok();
-    assert!(
-        get.stdout.starts_with(&format!("key       {shown}\n")),
-        "{}",
-        get.stdout
-    );
+    get.stdout_starts(&format!("key       {shown}\n"));
 
     let missing = cli.run(&["get", "k.lshdb", "no\nsuch"]).error_line();
     assert!(missing.contains(r#"`"no\nsuch"`"#), "{missing}");
 
     let remove = cli.run(&["remove", "k.lshdb", "no\nsuch"]).ok();
     assert_eq!(remove.stderr.lines().count(), 1, "{}", remove.stderr);
-    assert!(
-        remove.stderr.contains(r#"`"no\nsuch"`"#),
-        "{}",
-        remove.stderr
-    );
+    remove.stderr_has(r#"`"no\nsuch"`"#);
 
     // JSON outputs carry the key itself.
     let json = cli
@@ -121,11 +105,7 @@ fn a_file_name_with_a_line_break_cannot_add_a_scan_group_member() {
         .collect();
     assert_eq!(members.len(), 2, "{}", scan.stdout);
     assert_lines(&members.join("\n"), 2);
-    assert!(
-        scan.stdout.contains("\t\"b\\nfake.txt\"\n"),
-        "{}",
-        scan.stdout
-    );
+    scan.stdout_has("\t\"b\\nfake.txt\"\n");
     assert!(!scan.stdout.lines().any(|l| l.starts_with("fake.txt")));
 }
 

@@ -9,17 +9,10 @@ use cli_support::{keys_of, similarity, text_of, Cli};
 fn top_k_returns_the_k_most_similar_with_a_recall_estimate() {
     let cli = Cli::new();
     let db = cli.corpus_db("db.lshdb", &[]);
+    let f1a = text_of("f1-a");
+    let query: [&str; 4] = ["query", &db, "--text", &f1a];
     let v = cli
-        .run(&[
-            "query",
-            &db,
-            "--text",
-            &text_of("f1-a"),
-            "--top",
-            "2",
-            "--json",
-            "--explain",
-        ])
+        .run_with(&query, &["--top", "2", "--json", "--explain"])
         .ok()
         .json();
     let hits = keys_of(&v["hits"]);
@@ -35,8 +28,8 @@ fn top_k_returns_the_k_most_similar_with_a_recall_estimate() {
     let out = cli
         .run(&["query", &db, "--key", "f2-a", "--top", "1", "--explain"])
         .ok();
-    assert!(out.stdout.starts_with("0.970\tf2-b\n"), "{}", out.stdout);
-    assert!(out.stdout.contains("recall estimate: "), "{}", out.stdout);
+    out.stdout_starts("0.970\tf2-b\n");
+    out.stdout_has("recall estimate: ");
     // --top with --threshold is a usage error.
     cli.run(&[
         "query",
@@ -82,27 +75,17 @@ fn threshold_one_finds_exact_duplicates() {
     let err = cli
         .run(&["query", &db, "--key", "f3-b", "--threshold", "1.5"])
         .expect(2);
-    assert!(
-        err.stderr.contains("above 0 and at most 1"),
-        "{}",
-        err.stderr
-    );
+    err.stderr_has("above 0 and at most 1");
 }
 
 #[test]
 fn simhash_search_from_the_cli() {
     let cli = Cli::new();
     let db = cli.corpus_db("sim.lshdb", &["--simhash"]);
+    let f1a = text_of("f1-a");
+    let query: [&str; 4] = ["query", &db, "--text", &f1a];
     let v = cli
-        .run(&[
-            "query",
-            &db,
-            "--text",
-            &text_of("f1-a"),
-            "--simhash",
-            "3",
-            "--json",
-        ])
+        .run_with(&query, &["--simhash", "3", "--json"])
         .ok()
         .json();
     let hits = v["hits"].as_array().unwrap();
@@ -157,7 +140,7 @@ fn text_output_separates_fields_with_tabs_and_keys_keep_spaces() {
     let fields: Vec<&str> = out.stdout.trim_end().split('\t').collect();
     assert_eq!(&fields[1..], ["my first doc", "my second doc"]);
     let out = cli.run(&["groups", "db.lshdb"]).ok();
-    assert!(out.stdout.contains("\tmy first doc\n"), "{}", out.stdout);
+    out.stdout_has("\tmy first doc\n");
     // --jsonl: exit code 1 only when no query found anything.
     cli.write(
         "q.jsonl",

@@ -96,11 +96,11 @@ fn read_commands_repair_after_a_killed_writer() {
     let last = format!("doc-{}", documents - 1);
     let text = "document 0 on topic 0 in its own words 0";
     let found = cli.run(&["query", db, "--text", text]).ok();
-    assert!(found.stdout.contains("doc-0"), "{}", found.stdout);
+    found.stdout_has("doc-0");
     cli.run(&["get", db, &last]).ok();
     assert_eq!(cli.run(&["get", db, &format!("doc-{documents}")]).code, 1);
     let check = cli.run(&["check", db]).ok();
-    assert!(check.stdout.starts_with("clean"), "{}", check.stdout);
+    check.stdout_starts("clean");
 }
 
 #[test]

@@ -73,23 +73,11 @@ fn explain_objects_keep_their_fields_and_warnings_their_cli_words() {
     assert_eq!(e["warnings"], v["warnings"]);
     // Text mode: the same words as a note.
     let out = cli.run(&args).ok();
-    assert!(
-        out.stderr.contains(&format!("lshdb: note: {words}")),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has(&format!("lshdb: note: {words}"));
 
+    let contained: [&str; 6] = ["query", &db, "--key", "f1-a", "--containment", "0.8"];
     let c = cli
-        .run(&[
-            "query",
-            &db,
-            "--key",
-            "f1-a",
-            "--containment",
-            "0.8",
-            "--explain",
-            "--json",
-        ])
+        .run_with(&contained, &["--explain", "--json"])
         .ok()
         .json();
     assert_eq!(
@@ -132,18 +120,8 @@ fn explain_objects_keep_their_fields_and_warnings_their_cli_words() {
 fn a_scan_without_the_index_names_the_command_that_builds_it() {
     let cli = Cli::new();
     let db = cli.corpus_db("plain.lshdb", &[]);
-    let v = cli
-        .run(&[
-            "query",
-            &db,
-            "--key",
-            "f1-a",
-            "--containment",
-            "0.8",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let contained: [&str; 6] = ["query", &db, "--key", "f1-a", "--containment", "0.8"];
+    let v = cli.run_with(&contained, &["--json"]).ok().json();
     assert_eq!(
         v["warnings"],
         serde_json::json!([
@@ -239,9 +217,5 @@ fn stats_and_check_keep_their_fields() {
             "storage_ok"
         ]
     );
-    assert!(
-        check.stdout.starts_with("{\"clean\":true,"),
-        "{}",
-        check.stdout
-    );
+    check.stdout_starts("{\"clean\":true,");
 }

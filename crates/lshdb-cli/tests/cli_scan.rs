@@ -86,13 +86,7 @@ fn scan_twice_sees_exactly_what_changed() {
         lines[1],
         "skipped 2 binary, 1 empty, 0 too large, 0 unreadable file(s); 5 document(s) indexed"
     );
-    assert!(
-        second
-            .stdout
-            .contains("1 near-duplicate group(s) at similarity ≥ 0.8"),
-        "{}",
-        second.stdout
-    );
+    second.stdout_has("1 near-duplicate group(s) at similarity ≥ 0.8");
     assert_eq!(
         stored_keys(&cli, "tree/.lshdb"),
         keys(&[
@@ -159,35 +153,18 @@ fn scan_threshold_and_refusals() {
     let cli = Cli::new();
     tree(&cli);
     // A new database gets the scan's threshold as its index threshold.
-    let v = cli
-        .run(&[
-            "scan",
-            "tree",
-            "--db",
-            "t.lshdb",
-            "--threshold",
-            "0.5",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let scan = |threshold: &str| {
+        let args = ["scan", "tree", "--db", "t.lshdb", "--threshold", threshold];
+        cli.run_with(&args, &["--json"]).ok()
+    };
+    let v = scan("0.5").json();
     assert_eq!(v["threshold"], 0.5);
     let stats = cli.run(&["stats", "t.lshdb", "--json"]).ok().json();
     assert_eq!(stats["settings"]["threshold"], 0.5);
     assert_eq!(stats["settings"]["store_text"], true);
 
     // A threshold below the index threshold is noted on stderr.
-    let out = cli
-        .run(&[
-            "scan",
-            "tree",
-            "--db",
-            "t.lshdb",
-            "--threshold",
-            "0.3",
-            "--json",
-        ])
-        .ok();
+    let out = scan("0.3");
     assert_eq!(
         out.stderr.lines().next().unwrap_or_default(),
         "lshdb: note: threshold 0.3 is below the index threshold 0.5; some pairs will be \

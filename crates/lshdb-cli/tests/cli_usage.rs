@@ -43,11 +43,7 @@ fn exit_codes_and_error_lines() {
     let out = cli
         .run(&["create", "x.lshdb", "--shingle", "foo:3"])
         .expect(2);
-    assert!(
-        out.stderr.contains("unknown shingle kind `foo`"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("unknown shingle kind `foo`");
     assert!(
         !cli.path("x.lshdb").exists(),
         "nothing created on a usage error"
@@ -97,7 +93,7 @@ const COMMANDS: [&str; 16] = [
 fn every_help_has_an_example() {
     let cli = Cli::new();
     let out = cli.run(&["--help"]).ok();
-    assert!(out.stdout.contains("Example"), "{}", out.stdout);
+    out.stdout_has("Example");
     assert!(out.stdout.contains(
         "Exit codes: 0 ok, 1 error, 2 usage, 3 damage found by `check`, 130 interrupted"
     ));
@@ -116,7 +112,7 @@ fn every_help_has_an_example() {
         cli.run(&["help", command]).ok();
     }
     let out = cli.run(&["--version"]).ok();
-    assert!(out.stdout.starts_with("lshdb "), "{}", out.stdout);
+    out.stdout_starts("lshdb ");
 }
 
 #[test]
@@ -128,18 +124,10 @@ fn tune_and_inspect() {
     assert!(out.stdout.contains("false-positive area"));
     assert!(out.stdout.contains("1.0 |") && out.stdout.contains("0.5 |"));
     assert!(out.stdout.contains('#') && out.stdout.contains("+----"));
-    assert!(
-        out.stdout.ends_with("similarity (: marks 0.8)\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_ends("similarity (: marks 0.8)\n");
     // The same banding as `create` picks.
     let created = cli.run(&["create", "db.lshdb"]).ok();
-    assert!(
-        created.stdout.contains("16 bands × 8 rows"),
-        "{}",
-        created.stdout
-    );
+    created.stdout_has("16 bands × 8 rows");
 
     let out = cli
         .run(&[
@@ -150,17 +138,8 @@ fn tune_and_inspect() {
             "word:2",
         ])
         .ok();
-    assert!(
-        out.stdout
-            .starts_with("normalised: \"the quick brown fox\"\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("shingles: 3 (3 distinct)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_starts("normalised: \"the quick brown fox\"\n");
+    out.stdout_has("shingles: 3 (3 distinct)");
     for shingle in ["\"the quick\"", "\"quick brown\"", "\"brown fox\""] {
         assert!(out.stdout.contains(shingle), "{shingle}:\n{}", out.stdout);
     }

@@ -4,12 +4,27 @@
 //! and groups the tests check by brute force with the library.
 #![allow(dead_code)]
 
+pub mod process;
+pub mod records;
+
 use lshdb::shingle::Shingler;
 use lshdb::sketch::measures::jaccard;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+
+/// Assertions on one output stream of a [`Run`]: `name: stream.test`
+/// becomes `fn name(&self, text)`, which asserts `self.stream.test(text)`
+/// and shows the stream when it does not hold.
+macro_rules! stream_checks {
+    ($($name:ident: $stream:ident.$test:ident),* $(,)?) => {$(
+        #[doc = concat!("Asserts `", stringify!($stream), ".", stringify!($test), "(text)`.")]
+        pub fn $name(&self, text: &str) -> &Self {
+            assert!(self.$stream.$test(text), "{}", self.$stream);
+            self
+        }
+    )*};
+}
 
 /// A finished `lshdb` run.
 pub struct Run {
@@ -58,6 +73,15 @@ impl Run {
         lines[0].to_owned()
     }
 
+    stream_checks!(
+        stdout_has: stdout.contains,
+        stderr_has: stderr.contains,
+        stdout_starts: stdout.starts_with,
+        stderr_starts: stderr.starts_with,
+        stdout_ends: stdout.ends_with,
+        stderr_ends: stderr.ends_with,
+    );
+
     /// Standard output as one JSON value.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
@@ -100,6 +124,11 @@ impl Cli {
         path
     }
 
+    /// The contents of a file inside the working folder, as text.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).expect("read file")
+    }
+
     /// A command for the real binary, run in the working folder.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lshdb"));
@@ -116,17 +145,15 @@ impl Cli {
         Run::from_output(args, out)
     }
 
+    /// Runs `lshdb BASE… EXTRA…` (a command's common words, then this
+    /// call's own).
+    pub fn run_with(&self, base: &[&str], extra: &[&str]) -> Run {
+        self.run(&[base, extra].concat())
+    }
+
     /// Runs `lshdb ARGS` with `input` on standard input.
     pub fn run_stdin(&self, args: &[&str], input: &str) -> Run {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn lshdb");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("write stdin");
+        let (child, stdin) = self.spawn_fed(args, input);
         drop(stdin);
         Run::from_output(args, child.wait_with_output().expect("wait"))
     }
