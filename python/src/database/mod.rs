@@ -326,7 +326,7 @@ impl Database {
         explain: bool,
     ) -> PyResult<(Hits, Option<Bound<'py, PyDict>>)> {
         let result = self.read(py, |db| {
-            let mut query = match (&text, &items, &key) {
+            let query = match (&text, &items, &key) {
                 (Some(text), None, None) => db.query(text),
                 (None, Some(items), None) => db.query_items(items),
                 (None, None, Some(key)) => db.query_key(key),
@@ -336,16 +336,7 @@ impl Database {
                     ))
                 }
             };
-            if let Some(t) = threshold {
-                query = query.threshold(t);
-            }
-            if let Some(k) = limit {
-                query = query.limit(k);
-            }
-            if let Some(n) = max_bucket {
-                query = query.max_bucket(n);
-            }
-            Ok(query.run()?)
+            Ok(with_options(query, threshold, limit, max_bucket).run()?)
         })?;
         let explained = if explain {
             Some(explain_dict(py, &result.explain)?)
@@ -370,16 +361,7 @@ impl Database {
             texts
                 .par_iter()
                 .map(|text| {
-                    let mut query = db.query(text);
-                    if let Some(t) = threshold {
-                        query = query.threshold(t);
-                    }
-                    if let Some(k) = limit {
-                        query = query.limit(k);
-                    }
-                    if let Some(n) = max_bucket {
-                        query = query.max_bucket(n);
-                    }
+                    let query = with_options(db.query(text), threshold, limit, max_bucket);
                     match query.run() {
                         Ok(result) => Ok(hits(result.hits)),
                         Err(lshdb::Error::EmptyDocument { .. }) => Ok(Vec::new()),
@@ -400,10 +382,7 @@ impl Database {
         limit: Option<usize>,
     ) -> PyResult<Vec<(String, u32, u64)>> {
         self.read(py, |db| {
-            let mut query = db.query(&text);
-            if let Some(k) = limit {
-                query = query.limit(k);
-            }
+            let query = with_options(db.query(&text), None, limit, None);
             let (hits, _) = query.near_simhash(max_distance)?;
             Ok(hits
                 .into_iter()
@@ -497,4 +476,23 @@ impl Database {
     fn set_label(&self, py: Python<'_>, name: &str, value: &str) -> PyResult<()> {
         self.read(py, |db| Ok(db.set_label(name, value)?))
     }
+}
+
+/// `query` with the options a Python call gave (`None`: the default).
+fn with_options(
+    mut query: lshdb::Query<'_>,
+    threshold: Option<f64>,
+    limit: Option<usize>,
+    max_bucket: Option<usize>,
+) -> lshdb::Query<'_> {
+    if let Some(t) = threshold {
+        query = query.threshold(t);
+    }
+    if let Some(k) = limit {
+        query = query.limit(k);
+    }
+    if let Some(n) = max_bucket {
+        query = query.max_bucket(n);
+    }
+    query
 }
