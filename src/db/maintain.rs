@@ -230,6 +230,22 @@ impl Database {
     }
 }
 
+/// Whether a record of document `id` was read; a missing (`what` names
+/// it) or damaged one is a problem.
+fn was_read(read: Result<bool>, id: u64, what: &str, report: &mut CheckReport) -> bool {
+    match read {
+        Ok(true) => true,
+        Ok(false) => {
+            report.problem(format!("document {id} has no {what}"));
+            false
+        }
+        Err(e) => {
+            report.problem(e.to_string());
+            false
+        }
+    }
+}
+
 /// The buffers and running counts of one [`Database::check`] walk.
 struct Walk<'a> {
     tables: &'a ReadTables,
@@ -259,8 +275,10 @@ impl Walk<'_> {
         }
         // Only a set that was read can be compared with its signature
         // (a missing or damaged one is reported here, once).
-        let set_read = self.read_set(id, report);
-        if !self.read_signature(id, report) {
+        let set_read = self.tables.set_into(id, &mut self.set);
+        let set_read = was_read(set_read, id, "shingle set", report);
+        let signature_read = self.tables.signature_into(id, &mut self.record);
+        if !was_read(signature_read, id, "signature", report) {
             return Ok(());
         }
         if !self.check_signature(id, set_read, report) {
@@ -268,38 +286,6 @@ impl Walk<'_> {
         }
         self.check_containment(id, report)?;
         self.check_postings(id, report)
-    }
-
-    /// Reads the document's shingle set; false (and a problem) when it
-    /// is missing or damaged.
-    fn read_set(&mut self, id: u64, report: &mut CheckReport) -> bool {
-        match self.tables.set_into(id, &mut self.set) {
-            Ok(true) => true,
-            Ok(false) => {
-                report.problem(format!("document {id} has no shingle set"));
-                false
-            }
-            Err(e) => {
-                report.problem(e.to_string());
-                false
-            }
-        }
-    }
-
-    /// Reads the document's signature; false (and a problem) when it is
-    /// missing or damaged.
-    fn read_signature(&mut self, id: u64, report: &mut CheckReport) -> bool {
-        match self.tables.signature_into(id, &mut self.record) {
-            Ok(true) => true,
-            Ok(false) => {
-                report.problem(format!("document {id} has no signature"));
-                false
-            }
-            Err(e) => {
-                report.problem(e.to_string());
-                false
-            }
-        }
     }
 
     /// Compares the signature with the set; false when the document's
