@@ -388,17 +388,8 @@ fn simpson_nodes(a: f64, b: f64, xq: f64) -> Vec<Node> {
     if b <= a {
         return Vec::new();
     }
-    let n = SIMPSON_INTERVALS;
-    let h = (b - a) / n as f64;
-    (0..=n)
-        .map(|i| {
-            let weight = if i == 0 || i == n {
-                1.0
-            } else {
-                [2.0, 4.0][i % 2]
-            } * h
-                / 3.0;
-            let c = a + (b - a) * (i as f64 / n as f64);
+    super::lsh::simpson(a, b, SIMPSON_INTERVALS)
+        .map(|(c, weight)| {
             let jaccard = (c / (1.0 + xq - c).max(c)).clamp(0.0, 1.0);
             Node { weight, jaccard }
         })

@@ -325,23 +325,27 @@ fn sweep(nodes: &mut [Node], max_bands: usize, out: &mut Vec<f64>, f: impl Fn(f6
 
 /// Composite Simpson nodes on `[a, b]` with `SIMPSON_INTERVALS` intervals.
 fn simpson_nodes(a: f64, b: f64) -> Vec<Node> {
-    let n = SIMPSON_INTERVALS;
-    let h = (b - a) / n as f64;
-    (0..=n)
-        .map(|i| {
-            let c = if i == 0 || i == n {
-                1.0
-            } else {
-                [2.0, 4.0][i % 2]
-            };
-            let s = a + (b - a) * (i as f64 / n as f64);
-            Node {
-                s,
-                weight: c * h / 3.0,
-                pow: 1.0,
-            }
+    simpson(a, b, SIMPSON_INTERVALS)
+        .map(|(s, weight)| Node {
+            s,
+            weight,
+            pow: 1.0,
         })
         .collect()
+}
+
+/// The `n + 1` points of composite Simpson's rule on `[a, b]` with `n`
+/// intervals (`n` even), each with its weight.
+pub(crate) fn simpson(a: f64, b: f64, n: usize) -> impl Iterator<Item = (f64, f64)> {
+    let h = (b - a) / n as f64;
+    (0..=n).map(move |i| {
+        let c = if i == 0 || i == n {
+            1.0
+        } else {
+            [2.0, 4.0][i % 2]
+        };
+        (a + (b - a) * (i as f64 / n as f64), c * h / 3.0)
+    })
 }
 
 #[cfg(test)]
