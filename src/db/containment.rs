@@ -12,12 +12,9 @@ use crate::store::codec;
 use crate::store::containment::{ContainmentWriter, CONTAINMENT};
 use crate::store::schema::SETS;
 use crate::store::tables::context;
-use crate::store::tables::ReadTables;
-use crate::store::walk::Walker;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use redb::{ReadableTable, WriteTransaction};
-use std::time::Instant;
 
 /// A containment query being built: stored documents that contain at
 /// least a fraction t of the query's shingles, |Q ∩ X| / |Q| ≥ t. Made by
@@ -108,32 +105,24 @@ impl<'db> ContainmentQuery<'db> {
     pub fn run(mut self) -> Result<ContainmentResult> {
         crate::guard::guard(|| {
             check_containment_threshold(self.options.threshold)?;
-            let txn = self.db.store().begin_read()?;
-            let tables = ReadTables::open(&txn)?;
-            let walker = Walker::new(&tables);
-            let reader = self.db.cache().reader(&walker);
-            let start = Instant::now();
-            let (sketch, exclude) = self.input.sketch(&reader, self.db.pipeline(), false)?;
-            self.options.exclude = exclude;
-            let sketch_time = start.elapsed();
-            let ensemble = self.db.pipeline().containment();
-            let (hits, mut explain) = match ensemble {
-                Some(ensemble) if !self.exhaustive => {
-                    let table = crate::store::containment::open_read(&txn)?;
-                    containment::search(
-                        &reader,
-                        table.as_ref(),
-                        &ensemble,
-                        &sketch.set,
-                        &sketch.signature,
-                        &self.options,
-                    )?
-                }
-                _ => containment::scan(&tables, &sketch.set, &self.options, ensemble.is_some())?,
-            };
-            explain.sketch_time = sketch_time;
-            let hits = containment::finish(&reader, hits, self.options.limit, &mut explain)?;
-            Ok(ContainmentResult { hits, explain })
+            let db = self.db;
+            db.in_snapshot(&self.input, |snap| {
+                self.options.exclude = snap.exclude;
+                let (set, options) = (&snap.sketch.set, &self.options);
+                let ensemble = db.pipeline().containment();
+                let (hits, mut explain) = match ensemble {
+                    Some(ensemble) if !self.exhaustive => {
+                        let table = crate::store::containment::open_read(snap.txn)?;
+                        let signature = &snap.sketch.signature;
+                        let table = table.as_ref();
+                        containment::search(snap.reader, table, &ensemble, set, signature, options)?
+                    }
+                    _ => containment::scan(snap.tables, set, options, ensemble.is_some())?,
+                };
+                explain.sketch_time = snap.sketch_time;
+                let hits = containment::finish(snap.reader, hits, options.limit, &mut explain)?;
+                Ok(ContainmentResult { hits, explain })
+            })
         })
     }
 }

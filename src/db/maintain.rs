@@ -2,6 +2,8 @@
 //! `stats.rs`, re-banding is `reband.rs`).
 
 use super::Database;
+use crate::pipeline::Pipeline;
+use crate::sketch::ensemble::Ensemble;
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::containment;
 use crate::store::tables::{Index, Postings, ReadTables, Reader, WriteTables};
@@ -127,168 +129,34 @@ impl Database {
     }
 
     fn walk_check(&self, report: &mut CheckReport) -> Result<()> {
-        {
-            let txn = self.db.begin_read()?;
-            let tables = ReadTables::open(&txn)?;
-            let pipeline = &self.pipeline;
-            let n = pipeline.num_perm();
-            let (mut record, mut band_keys, mut blocks, mut set) = (
-                SignatureRecord::default(),
-                Vec::new(),
-                Vec::new(),
-                Vec::new(),
-            );
-            let mut expected_postings = 0u64;
-            let mut unverifiable = HashSet::new();
-            let containment = match pipeline.containment() {
-                Some(ensemble) => Some((ensemble, containment::open_read(&txn)?)),
-                None => None,
-            };
-            let mut containment_problems = Vec::new();
-            for entry in tables.docs.iter()? {
-                let (id, bytes) = entry?;
-                let id = id.value();
-                report.documents += 1;
-                match codec::decode_doc(bytes.value()) {
-                    Ok(doc) => super::keys::check_document(&tables, id, &doc.key, report)?,
-                    Err(e) => {
-                        report.problem(crate::store::tables::context(e, "document", id).to_string())
-                    }
-                }
-                // Only a set that was read can be compared with its signature
-                // (a missing or damaged one is reported here, once).
-                let set_read = match tables.set_into(id, &mut set) {
-                    Ok(true) => true,
-                    Ok(false) => {
-                        report.problem(format!("document {id} has no shingle set"));
-                        false
-                    }
-                    Err(e) => {
-                        report.problem(e.to_string());
-                        false
-                    }
-                };
-                match tables.signature_into(id, &mut record) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        report.problem(format!("document {id} has no signature"));
-                        continue;
-                    }
-                    Err(e) => {
-                        report.problem(e.to_string());
-                        continue;
-                    }
-                }
-                // Format 3 stores no MinHash values: they are recomputed from
-                // the set. Values stored by older files must equal those.
-                if record.values.is_empty() {
-                    if !set_read {
-                        // Its band keys cannot be recomputed: its postings
-                        // are counted, not checked (the set was reported).
-                        unverifiable.insert(id);
-                        pipeline.simhash_blocks_into(record.simhash, &mut blocks);
-                        expected_postings += (pipeline.banding().bands() + blocks.len()) as u64;
-                        continue;
-                    }
-                    pipeline.complete_signature(&mut record, &set);
-                } else if record.values.len() != n {
-                    report.problem(format!(
-                        "signature of document {id} has {} values, expected {n}",
-                        record.values.len()
-                    ));
-                    continue;
-                } else if set_read && record.values != pipeline.signature_of(&set) {
-                    report.problem(format!(
-                        "stored signature of document {id} does not match its shingle set"
-                    ));
-                }
-                if set_read && record.set_len as usize != set.len() {
-                    report.problem(format!(
-                        "signature of document {id} records {} shingles, its set has {}",
-                        record.set_len,
-                        set.len()
-                    ));
-                }
-                if let Some((ensemble, table)) = &containment {
-                    match table {
-                        Some(table) => containment::check_document(
-                            table,
-                            ensemble,
-                            id,
-                            &record,
-                            &mut containment_problems,
-                        )?,
-                        None => containment_problems.push(format!(
-                            "document {id} is missing from the containment index"
-                        )),
-                    }
-                    for problem in containment_problems.drain(..) {
-                        report.problem(problem);
-                    }
-                }
-                pipeline.index_keys(&record, &mut band_keys, &mut blocks);
-                expected_postings += (band_keys.len() + blocks.len()) as u64;
-                for (band, &key) in band_keys.iter().enumerate() {
-                    // The first id at or after this one in the bucket, from
-                    // the fresh postings and every run.
-                    let mut found = Vec::new();
-                    tables.postings(
-                        Postings::Buckets,
-                        band as u32,
-                        key,
-                        id.checked_sub(1),
-                        1,
-                        &mut found,
-                    )?;
-                    if found.first() != Some(&id) {
-                        report.problem(format!(
-                            "document {id} is missing from its bucket in band {band}"
-                        ));
-                    }
-                }
-                for (block, &value) in blocks.iter().enumerate() {
-                    if tables.blocks.get((block as u32, value, id))?.is_none() {
-                        report.problem(format!(
-                            "document {id} is missing from SimHash block {block}"
-                        ));
-                    }
-                }
-            }
-            super::keys::check_index(&tables, report)?;
-            for (name, table_len) in [
-                ("shingle sets", tables.sets.len()?),
-                ("signatures", tables.sigs.len()?),
-            ] {
-                if table_len != report.documents {
-                    report.problem(format!(
-                        "{table_len} {name} stored for {} documents",
-                        report.documents
-                    ));
-                }
-            }
-            report.postings = 0;
-            for posting in tables.all_postings()? {
-                posting?;
-                report.postings += 1;
-            }
-            report.simhash_postings = tables.blocks.len()?;
-            if let Some((ensemble, Some(table))) = &containment {
-                report.containment_postings = table.len()?;
-                let expected = report.documents * ensemble.trees() as u64;
-                if report.containment_postings != expected {
-                    report.problem(format!(
-                        "{} containment postings for {} documents of {} trees (expected {expected})",
-                        report.containment_postings,
-                        report.documents,
-                        ensemble.trees()
-                    ));
-                }
-            }
-            if report.postings + report.simhash_postings != expected_postings {
-                self.find_stray_postings(&tables, &unverifiable, report)?;
-            }
-            Ok(())
+        let txn = self.db.begin_read()?;
+        let tables = ReadTables::open(&txn)?;
+        let containment = match self.pipeline.containment() {
+            Some(ensemble) => Some((ensemble, containment::open_read(&txn)?)),
+            None => None,
+        };
+        let mut walk = Walk {
+            tables: &tables,
+            pipeline: &self.pipeline,
+            containment,
+            record: SignatureRecord::default(),
+            band_keys: Vec::new(),
+            blocks: Vec::new(),
+            set: Vec::new(),
+            expected_postings: 0,
+            unverifiable: HashSet::new(),
+            containment_problems: Vec::new(),
+        };
+        for entry in tables.docs.iter()? {
+            let (id, bytes) = entry?;
+            walk.check_document(id.value(), bytes.value(), report)?;
         }
+        super::keys::check_index(&tables, report)?;
+        walk.count_postings(report)?;
+        if report.postings + report.simhash_postings != walk.expected_postings {
+            self.find_stray_postings(&tables, &walk.unverifiable, report)?;
+        }
+        Ok(())
     }
 
     /// Walks the posting tables for postings no document accounts for.
@@ -359,5 +227,197 @@ impl Database {
             let db = self.db.writable_mut()?;
             Ok(db.compact()?)
         })
+    }
+}
+
+/// Whether a record of document `id` was read; a missing (`what` names
+/// it) or damaged one is a problem.
+fn was_read(read: Result<bool>, id: u64, what: &str, report: &mut CheckReport) -> bool {
+    match read {
+        Ok(true) => true,
+        Ok(false) => {
+            report.problem(format!("document {id} has no {what}"));
+            false
+        }
+        Err(e) => {
+            report.problem(e.to_string());
+            false
+        }
+    }
+}
+
+/// The buffers and running counts of one [`Database::check`] walk.
+struct Walk<'a> {
+    tables: &'a ReadTables,
+    pipeline: &'a Pipeline,
+    containment: Option<(Ensemble, Option<ContainmentTable>)>,
+    record: SignatureRecord,
+    band_keys: Vec<u64>,
+    blocks: Vec<u64>,
+    set: Vec<u32>,
+    /// Postings the documents walked so far account for.
+    expected_postings: u64,
+    /// Documents whose postings are counted, not checked (no readable set).
+    unverifiable: HashSet<u64>,
+    containment_problems: Vec<String>,
+}
+
+/// The containment index table, opened for reading.
+type ContainmentTable = redb::ReadOnlyTable<containment::Posting, ()>;
+
+impl Walk<'_> {
+    /// Checks one document's records and postings against each other.
+    fn check_document(&mut self, id: u64, bytes: &[u8], report: &mut CheckReport) -> Result<()> {
+        report.documents += 1;
+        match codec::decode_doc(bytes) {
+            Ok(doc) => super::keys::check_document(self.tables, id, &doc.key, report)?,
+            Err(e) => report.problem(crate::store::tables::context(e, "document", id).to_string()),
+        }
+        // Only a set that was read can be compared with its signature
+        // (a missing or damaged one is reported here, once).
+        let set_read = self.tables.set_into(id, &mut self.set);
+        let set_read = was_read(set_read, id, "shingle set", report);
+        let signature_read = self.tables.signature_into(id, &mut self.record);
+        if !was_read(signature_read, id, "signature", report) {
+            return Ok(());
+        }
+        if !self.check_signature(id, set_read, report) {
+            return Ok(());
+        }
+        self.check_containment(id, report)?;
+        self.check_postings(id, report)
+    }
+
+    /// Compares the signature with the set; false when the document's
+    /// postings cannot be checked further.
+    fn check_signature(&mut self, id: u64, set_read: bool, report: &mut CheckReport) -> bool {
+        let pipeline = self.pipeline;
+        let n = pipeline.num_perm();
+        let record = &mut self.record;
+        // Format 3 stores no MinHash values: they are recomputed from
+        // the set. Values stored by older files must equal those.
+        if record.values.is_empty() {
+            if !set_read {
+                // Its band keys cannot be recomputed: its postings
+                // are counted, not checked (the set was reported).
+                self.unverifiable.insert(id);
+                pipeline.simhash_blocks_into(record.simhash, &mut self.blocks);
+                self.expected_postings += (pipeline.banding().bands() + self.blocks.len()) as u64;
+                return false;
+            }
+            pipeline.complete_signature(record, &self.set);
+        } else if record.values.len() != n {
+            report.problem(format!(
+                "signature of document {id} has {} values, expected {n}",
+                record.values.len()
+            ));
+            return false;
+        } else if set_read && record.values != pipeline.signature_of(&self.set) {
+            report.problem(format!(
+                "stored signature of document {id} does not match its shingle set"
+            ));
+        }
+        if set_read && record.set_len as usize != self.set.len() {
+            report.problem(format!(
+                "signature of document {id} records {} shingles, its set has {}",
+                record.set_len,
+                self.set.len()
+            ));
+        }
+        true
+    }
+
+    /// Checks the document's containment postings, when the file has
+    /// the index.
+    fn check_containment(&mut self, id: u64, report: &mut CheckReport) -> Result<()> {
+        if let Some((ensemble, table)) = &self.containment {
+            match table {
+                Some(table) => containment::check_document(
+                    table,
+                    ensemble,
+                    id,
+                    &self.record,
+                    &mut self.containment_problems,
+                )?,
+                None => self.containment_problems.push(format!(
+                    "document {id} is missing from the containment index"
+                )),
+            }
+            for problem in self.containment_problems.drain(..) {
+                report.problem(problem);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the document stands in each of its LSH buckets and
+    /// SimHash blocks.
+    fn check_postings(&mut self, id: u64, report: &mut CheckReport) -> Result<()> {
+        let tables = self.tables;
+        self.pipeline
+            .index_keys(&self.record, &mut self.band_keys, &mut self.blocks);
+        self.expected_postings += (self.band_keys.len() + self.blocks.len()) as u64;
+        for (band, &key) in self.band_keys.iter().enumerate() {
+            // The first id at or after this one in the bucket, from
+            // the fresh postings and every run.
+            let mut found = Vec::new();
+            tables.postings(
+                Postings::Buckets,
+                band as u32,
+                key,
+                id.checked_sub(1),
+                1,
+                &mut found,
+            )?;
+            if found.first() != Some(&id) {
+                report.problem(format!(
+                    "document {id} is missing from its bucket in band {band}"
+                ));
+            }
+        }
+        for (block, &value) in self.blocks.iter().enumerate() {
+            if tables.blocks.get((block as u32, value, id))?.is_none() {
+                report.problem(format!(
+                    "document {id} is missing from SimHash block {block}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares the table sizes with the documents walked and counts the
+    /// postings of every index.
+    fn count_postings(&self, report: &mut CheckReport) -> Result<()> {
+        let tables = self.tables;
+        for (name, table_len) in [
+            ("shingle sets", tables.sets.len()?),
+            ("signatures", tables.sigs.len()?),
+        ] {
+            if table_len != report.documents {
+                report.problem(format!(
+                    "{table_len} {name} stored for {} documents",
+                    report.documents
+                ));
+            }
+        }
+        report.postings = 0;
+        for posting in tables.all_postings()? {
+            posting?;
+            report.postings += 1;
+        }
+        report.simhash_postings = tables.blocks.len()?;
+        if let Some((ensemble, Some(table))) = &self.containment {
+            report.containment_postings = table.len()?;
+            let expected = report.documents * ensemble.trees() as u64;
+            if report.containment_postings != expected {
+                report.problem(format!(
+                    "{} containment postings for {} documents of {} trees (expected {expected})",
+                    report.containment_postings,
+                    report.documents,
+                    ensemble.trees()
+                ));
+            }
+        }
+        Ok(())
     }
 }

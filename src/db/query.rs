@@ -6,10 +6,11 @@ use super::Database;
 use crate::query::plan::{self, PlanOptions};
 use crate::query::simhash;
 use crate::query::{QueryInput, QueryResult, SimHashHit, TruncatedBucket};
+use crate::store::cache::CachedReader;
 use crate::store::tables::ReadTables;
 use crate::store::walk::Walker;
 use crate::Result;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A query being built: set options, then [`Query::run`].
 ///
@@ -126,30 +127,26 @@ impl<'db> Query<'db> {
     pub fn run(mut self) -> Result<QueryResult> {
         crate::guard::guard(|| {
             crate::sketch::exact::check_join_threshold(self.options.threshold)?;
-            let txn = self.db.store().begin_read()?;
-            let tables = ReadTables::open(&txn)?;
-            let walker = Walker::new(&tables);
-            let reader = self.db.cache().reader(&walker);
-            let start = Instant::now();
-            let (sketch, exclude) = self.input.sketch(&reader, self.db.pipeline(), false)?;
-            self.options.exclude = exclude;
-            let sketch_time = start.elapsed();
-            let planned = plan::run(&reader, self.db.pipeline(), &sketch, &self.options)?;
-            let mut explain = planned.explain;
-            explain.sketch_time = sketch_time;
-            let index_threshold = self.db.settings().threshold;
-            if self.options.top.is_none() && self.options.threshold < index_threshold {
-                explain.warnings.insert(
-                    0,
-                    crate::query::Warning::ThresholdBelowIndex {
-                        threshold: self.options.threshold,
-                        index_threshold,
-                        candidate_probability: explain.candidate_probability_at_threshold,
-                    },
-                );
-            }
-            let hits = plan::resolve(&reader, planned.hits)?;
-            Ok(QueryResult { hits, explain })
+            let db = self.db;
+            db.in_snapshot(&self.input, |snap| {
+                self.options.exclude = snap.exclude;
+                let planned = plan::run(snap.reader, db.pipeline(), &snap.sketch, &self.options)?;
+                let mut explain = planned.explain;
+                explain.sketch_time = snap.sketch_time;
+                let index_threshold = self.db.settings().threshold;
+                if self.options.top.is_none() && self.options.threshold < index_threshold {
+                    explain.warnings.insert(
+                        0,
+                        crate::query::Warning::ThresholdBelowIndex {
+                            threshold: self.options.threshold,
+                            index_threshold,
+                            candidate_probability: explain.candidate_probability_at_threshold,
+                        },
+                    );
+                }
+                let hits = plan::resolve(snap.reader, planned.hits)?;
+                Ok(QueryResult { hits, explain })
+            })
         })
     }
 
@@ -181,6 +178,47 @@ impl<'db> Query<'db> {
                 max_distance,
                 &options,
             )
+        })
+    }
+}
+
+/// A query's read snapshot, with the query input sketched in it.
+pub(super) struct Snapshot<'a, 't> {
+    /// The read transaction.
+    pub txn: &'t redb::ReadTransaction,
+    /// Its tables.
+    pub tables: &'t ReadTables,
+    /// The tables through the record cache.
+    pub reader: &'a CachedReader<'a, Walker<'t>>,
+    /// The query's sketch.
+    pub sketch: crate::pipeline::Sketch,
+    /// The document a key query leaves out of its hits.
+    pub exclude: Option<u64>,
+    /// How long sketching took.
+    pub sketch_time: Duration,
+}
+
+impl Database {
+    /// Opens a read snapshot, sketches `input` in it (without SimHash) and
+    /// hands both to `f`.
+    pub(super) fn in_snapshot<T>(
+        &self,
+        input: &QueryInput,
+        f: impl FnOnce(Snapshot<'_, '_>) -> Result<T>,
+    ) -> Result<T> {
+        let txn = self.store().begin_read()?;
+        let tables = ReadTables::open(&txn)?;
+        let walker = Walker::new(&tables);
+        let reader = self.cache().reader(&walker);
+        let start = Instant::now();
+        let (sketch, exclude) = input.sketch(&reader, self.pipeline(), false)?;
+        f(Snapshot {
+            txn: &txn,
+            tables: &tables,
+            reader: &reader,
+            sketch,
+            exclude,
+            sketch_time: start.elapsed(),
         })
     }
 }

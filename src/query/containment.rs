@@ -206,6 +206,28 @@ pub fn search(
     explain.candidates = candidates.len();
     explain.lookup_time = start.elapsed();
 
+    let hits = verify(reader, set, candidates, need, &mut explain)?;
+    let cut: usize = explain.classes.iter().map(|c| c.truncated).sum();
+    if cut > 0 {
+        explain.warnings.push(Warning::ProbesTruncated {
+            probes: cut,
+            max_bucket: options.max_bucket,
+        });
+    }
+    Ok((hits, explain))
+}
+
+/// Reads each candidate's set and keeps those that share at least `need`
+/// shingles with the query set `set`, scored. Counts and the time go to
+/// `explain`.
+fn verify(
+    reader: &impl Reader,
+    set: &[u32],
+    candidates: Vec<u64>,
+    need: usize,
+    explain: &mut ContainmentExplain,
+) -> Result<Scored> {
+    let q = set.len();
     let start = Instant::now();
     let mut hits = Vec::new();
     for id in candidates {
@@ -226,14 +248,7 @@ pub fn search(
         }
     }
     explain.verify_time = start.elapsed();
-    let cut: usize = explain.classes.iter().map(|c| c.truncated).sum();
-    if cut > 0 {
-        explain.warnings.push(Warning::ProbesTruncated {
-            probes: cut,
-            max_bucket: options.max_bucket,
-        });
-    }
-    Ok((hits, explain))
+    Ok(hits)
 }
 
 /// Probes one size class as `plan` says (or reads it whole, see the

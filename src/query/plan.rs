@@ -134,41 +134,7 @@ pub fn run(
     let t = options.threshold;
     explain.candidate_probability_at_threshold = banding.probability(t);
 
-    let start = Instant::now();
-    let mut candidates = Vec::new();
-    // Exact duplicates (t = 1, not top-k): identical sets have identical
-    // signatures and so the same key in every band; band 0's bucket holds
-    // them all.
-    let exact = options.top.is_none() && t >= 1.0;
-    let bands = if exact { 1 } else { sketch.band_keys.len() };
-    for (band, &key) in sketch.band_keys.iter().enumerate().take(bands) {
-        let before = candidates.len();
-        let cut = reader.index().postings(
-            Postings::Buckets,
-            band as u32,
-            key,
-            None,
-            options.max_bucket,
-            &mut candidates,
-        )?;
-        let read = candidates.len() - before;
-        explain.posting_sizes.push(read);
-        if cut {
-            explain
-                .truncated_buckets
-                .push(TruncatedBucket { band, read });
-        }
-    }
-    explain.buckets_probed = bands;
-    // Each band's postings arrive in id order: a run-adaptive sort merges
-    // those runs instead of sorting from scratch.
-    candidates.sort();
-    candidates.dedup();
-    if let Some(own) = options.exclude {
-        candidates.retain(|&id| id != own);
-    }
-    explain.candidates = candidates.len();
-    explain.lookup_time = start.elapsed();
+    let candidates = collect_candidates(reader, sketch, options, &mut explain)?;
 
     // Top-k verifies every candidate: no threshold, no pruning.
     let (verify_at, prune) = match options.top {
@@ -205,6 +171,54 @@ pub fn run(
         });
     }
     Ok(Planned { hits, explain })
+}
+
+/// Reads the buckets of the query's band keys: the candidates' ids,
+/// sorted, deduplicated and without the excluded one. Bucket sizes, cut
+/// buckets and the lookup time go to `explain`.
+fn collect_candidates(
+    reader: &impl Reader,
+    sketch: &Sketch,
+    options: &PlanOptions,
+    explain: &mut Explain,
+) -> Result<Vec<u64>> {
+    let t = options.threshold;
+    let start = Instant::now();
+    let mut candidates = Vec::new();
+    // Exact duplicates (t = 1, not top-k): identical sets have identical
+    // signatures and so the same key in every band; band 0's bucket holds
+    // them all.
+    let exact = options.top.is_none() && t >= 1.0;
+    let bands = if exact { 1 } else { sketch.band_keys.len() };
+    for (band, &key) in sketch.band_keys.iter().enumerate().take(bands) {
+        let before = candidates.len();
+        let cut = reader.index().postings(
+            Postings::Buckets,
+            band as u32,
+            key,
+            None,
+            options.max_bucket,
+            &mut candidates,
+        )?;
+        let read = candidates.len() - before;
+        explain.posting_sizes.push(read);
+        if cut {
+            explain
+                .truncated_buckets
+                .push(TruncatedBucket { band, read });
+        }
+    }
+    explain.buckets_probed = bands;
+    // Each band's postings arrive in id order: a run-adaptive sort merges
+    // those runs instead of sorting from scratch.
+    candidates.sort();
+    candidates.dedup();
+    if let Some(own) = options.exclude {
+        candidates.retain(|&id| id != own);
+    }
+    explain.candidates = candidates.len();
+    explain.lookup_time = start.elapsed();
+    Ok(candidates)
 }
 
 /// Prunes `candidates` (sorted ids) by set size and, where the estimate is

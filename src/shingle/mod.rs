@@ -156,20 +156,21 @@ impl Shingler {
 
     /// The bag (multiset) of shingle hashes of `text`, sorted, repeats kept.
     pub fn bag(&self, text: &str) -> ShingleBag {
-        let mut normalized = String::new();
-        normalize(text, self.config.whitespace, &mut normalized);
-        let mut hashes = Vec::new();
-        self.hash_shingles(&normalized, &mut hashes);
-        ShingleBag::from_hashes(hashes)
+        ShingleBag::from_hashes(self.hashes(text))
     }
 
     /// The set of shingle hashes of `text`, sorted and distinct.
     pub fn set(&self, text: &str) -> ShingleSet {
+        ShingleSet::from_hashes(self.hashes(text))
+    }
+
+    /// The shingle hashes of `text` normalised, in text order.
+    fn hashes(&self, text: &str) -> Vec<u32> {
         let mut normalized = String::new();
         normalize(text, self.config.whitespace, &mut normalized);
         let mut hashes = Vec::new();
         self.hash_shingles(&normalized, &mut hashes);
-        ShingleSet::from_hashes(hashes)
+        hashes
     }
 
     /// The shingles of an already normalised text as strings, in text order

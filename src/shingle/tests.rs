@@ -138,54 +138,40 @@ fn seed_changes_hashes() {
     assert_ne!(a.set("hello world"), b.set("hello world"));
 }
 
+/// The parameter `Shingler::new` names in its refusal of `config`.
+fn rejected(config: ShingleConfig) -> &'static str {
+    match Shingler::new(config).unwrap_err() {
+        Error::InvalidParameter { name, .. } => name,
+        other => panic!("expected InvalidParameter, got {other:?}"),
+    }
+}
+
 #[test]
 fn invalid_configs_are_rejected() {
     for kind in [ShingleKind::Chars(0), ShingleKind::Words(MAX_K + 1)] {
-        let err = Shingler::new(ShingleConfig {
+        let config = ShingleConfig {
             kind,
             ..Default::default()
-        })
-        .unwrap_err();
-        assert!(matches!(err, Error::InvalidParameter { name: "k", .. }));
+        };
+        assert_eq!(rejected(config), "k");
     }
-    let err = Shingler::new(ShingleConfig {
+    let config = ShingleConfig {
         kind: ShingleKind::Words(2),
         whitespace: Whitespace::Remove,
         ..Default::default()
-    })
-    .unwrap_err();
-    assert!(matches!(
-        err,
-        Error::InvalidParameter {
-            name: "whitespace",
-            ..
-        }
-    ));
-    let err = Shingler::new(ShingleConfig {
+    };
+    assert_eq!(rejected(config), "whitespace");
+    let config = ShingleConfig {
         stop_words: Some(vec!["the".into()]),
         ..Default::default()
-    })
-    .unwrap_err();
-    assert!(matches!(
-        err,
-        Error::InvalidParameter {
-            name: "stop_words",
-            ..
-        }
-    ));
-    let err = Shingler::new(ShingleConfig {
+    };
+    assert_eq!(rejected(config), "stop_words");
+    let config = ShingleConfig {
         kind: ShingleKind::StopWords(3),
         stop_words: Some(vec![" ".into()]),
         ..Default::default()
-    })
-    .unwrap_err();
-    assert!(matches!(
-        err,
-        Error::InvalidParameter {
-            name: "stop_words",
-            ..
-        }
-    ));
+    };
+    assert_eq!(rejected(config), "stop_words");
 }
 
 #[test]

@@ -334,6 +334,40 @@ impl Probe {
     ) -> Vec<(usize, usize, f64)> {
         let xi = order[pos] as usize;
         let x = &ranked[xi];
+        let px = self.match_prefixes(pos, x, index, t);
+        if self.touched.is_empty() {
+            return Vec::new();
+        }
+        for &r in x {
+            self.bits[r as usize / 64] |= 1 << (r % 64);
+        }
+        let mut out = Vec::new();
+        for &p in &self.touched {
+            let (count, last) = std::mem::take(&mut self.found[p as usize]);
+            if count == PRUNED {
+                continue;
+            }
+            let yi = order[p as usize] as usize;
+            if !self.may_reach(x, px, &ranked[yi], index.sets[p as usize], (count, last), t) {
+                continue;
+            }
+            let similarity = jaccard(&sets[xi], &sets[yi]);
+            if similarity >= t {
+                out.push((xi.min(yi), xi.max(yi), similarity));
+            }
+        }
+        for &r in x {
+            self.bits[r as usize / 64] = 0;
+        }
+        self.touched.clear();
+        out
+    }
+
+    /// Counts, for each set before `pos` in processing order, the matches
+    /// between the probe prefix of `x` and its indexing prefix, pruning
+    /// those the positional filter rules out; returns the probe prefix's
+    /// length.
+    fn match_prefixes(&mut self, pos: usize, x: &[u32], index: &Index, t: f64) -> usize {
         let nx = x.len();
         let min_size = ceil_times(t, nx) as u32;
         let px = probe_prefix(t, nx);
@@ -365,56 +399,46 @@ impl Probe {
                 }
             }
         }
-        if self.touched.is_empty() {
-            return Vec::new();
+        px
+    }
+
+    /// Whether `x` and `y`, with `count` matches found in their prefixes
+    /// and the last at `y[last]`, can still reach the overlap the
+    /// threshold needs: PPJoin's bound, then a count of the rest of `y`
+    /// against the bitset of `x`.
+    fn may_reach(
+        &self,
+        x: &[u32],
+        px: usize,
+        y: &[u32],
+        indexed: Indexed,
+        (count, last): (u32, u32),
+        t: f64,
+    ) -> bool {
+        let nx = x.len();
+        let (ny, py, last) = (
+            indexed.size as usize,
+            indexed.prefix as usize,
+            last as usize,
+        );
+        let need = min_overlap(t, nx, ny);
+        // `count` is every match between x's probe prefix and y's
+        // indexing prefix. The prefix that ends on the smaller token
+        // cannot match the other set's unread part, so the matches
+        // still to come lie in the remainder of the other one, and
+        // after y[last] (PPJoin's bound before verification).
+        let rest = match x[px - 1].cmp(&indexed.last) {
+            Ordering::Less => nx - px,
+            Ordering::Greater => ny - py,
+            Ordering::Equal => (nx - px).min(ny - py),
+        };
+        if count as usize + rest.min(ny - last - 1) < need {
+            return false;
         }
-        for &r in x {
-            self.bits[r as usize / 64] |= 1 << (r % 64);
-        }
-        let mut out = Vec::new();
-        for &p in &self.touched {
-            let (count, last) = std::mem::take(&mut self.found[p as usize]);
-            if count == PRUNED {
-                continue;
-            }
-            let indexed = index.sets[p as usize];
-            let (ny, py, last) = (
-                indexed.size as usize,
-                indexed.prefix as usize,
-                last as usize,
-            );
-            let need = min_overlap(t, nx, ny);
-            // `count` is every match between x's probe prefix and y's
-            // indexing prefix. The prefix that ends on the smaller token
-            // cannot match the other set's unread part, so the matches
-            // still to come lie in the remainder of the other one, and
-            // after y[last] (PPJoin's bound before verification).
-            let rest = match x[px - 1].cmp(&indexed.last) {
-                Ordering::Less => nx - px,
-                Ordering::Greater => ny - py,
-                Ordering::Equal => (nx - px).min(ny - py),
-            };
-            if count as usize + rest.min(ny - last - 1) < need {
-                continue;
-            }
-            // Every match of x and y up to y[last] was counted in the
-            // prefixes (tokens are in rank order), so the overlap is the
-            // count plus the matches of y's tokens after `last`.
-            let yi = order[p as usize] as usize;
-            let y = &ranked[yi];
-            if !reaches(&self.bits, &y[last + 1..], count as usize, need) {
-                continue;
-            }
-            let similarity = jaccard(&sets[xi], &sets[yi]);
-            if similarity >= t {
-                out.push((xi.min(yi), xi.max(yi), similarity));
-            }
-        }
-        for &r in x {
-            self.bits[r as usize / 64] = 0;
-        }
-        self.touched.clear();
-        out
+        // Every match of x and y up to y[last] was counted in the
+        // prefixes (tokens are in rank order), so the overlap is the
+        // count plus the matches of y's tokens after `last`.
+        reaches(&self.bits, &y[last + 1..], count as usize, need)
     }
 }
 

@@ -1,14 +1,6 @@
 //! `Database`: the whole [`lshdb::Database`] for Python.
 //!
-//! **Sharing.** The handle is an `Arc` of a `RwLock<Option<Database>>`.
-//! Every operation takes the read lock — `Database` is `Send + Sync`, so
-//! any number of Python threads (and the rayon threads of `query_many`)
-//! use it at once — with the GIL released. The few operations that need
-//! `&mut Database` (`compact`, `rebuild`, `check(pages=True)`) and `close`
-//! take the write lock, so they wait for running operations. No lock is
-//! ever taken while holding the GIL, and no Python code runs under a lock
-//! except the GIL-holding pulls of `insert_many`'s iterator, which take
-//! the GIL only after the lock (never the other way round).
+//! **Sharing:** one lock, see `shared.rs`.
 //!
 //! **Batches.** [`lshdb::Batch`] borrows the `Database`, which a Python
 //! object cannot hold beside its owner without `unsafe`. So a Python batch
@@ -19,6 +11,10 @@
 //! (`stream.rs`); conversions of results to Python values are in
 //! `convert.rs`.
 
+mod shared;
+
+pub(crate) use shared::Shared;
+
 use crate::config::{settings_dict, ConfigArgs};
 use crate::convert::{bulk_options, explain_dict, hits, report_dict, PyPairs};
 use crate::errors::{guard, run, Fail};
@@ -26,39 +22,14 @@ use crate::sketcher::Sketcher;
 use crate::stream::{Item, Stream};
 use crate::texts::TextBatch;
 use lshdb::{Database as Db, Document, Unique};
-use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What the handle, its batches and its streams share.
-pub(crate) struct Shared {
-    pub(crate) db: RwLock<Option<Db>>,
-    /// Set by `close` before it waits for the write lock, so that streams
-    /// blocked on a full channel give up their read lock.
-    pub(crate) closing: AtomicBool,
-}
-
-impl Shared {
-    /// Runs `f` under the read lock. `read_recursive` does not queue
-    /// behind a waiting writer: a thread that already holds the lock
-    /// (a Python generator feeding `insert_many` that queries the same
-    /// database) takes it again instead of deadlocking against `close`.
-    pub(crate) fn read<T>(&self, f: impl FnOnce(&Db) -> Result<T, Fail>) -> Result<T, Fail> {
-        let guard = self.db.read_recursive();
-        f(guard.as_ref().ok_or(Fail::Closed)?)
-    }
-
-    fn write<T>(&self, f: impl FnOnce(&mut Db) -> Result<T, Fail>) -> Result<T, Fail> {
-        let mut guard = self.db.write();
-        f(guard.as_mut().ok_or(Fail::Closed)?)
-    }
-}
 
 /// The native database handle; `lshdb.Database` wraps it.
 #[pyclass(module = "lshdb._lshdb", name = "Database", frozen)]
@@ -76,45 +47,6 @@ pub(crate) type Pair3 = (String, String, f64);
 
 /// Hits as (key, similarity) tuples.
 type Hits = Vec<(String, f64)>;
-
-impl Database {
-    fn read<T: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&Db) -> Result<T, Fail> + Send,
-    ) -> PyResult<T> {
-        let shared = &self.shared;
-        run(py, || shared.read(f))
-    }
-
-    fn write<T: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut Db) -> Result<T, Fail> + Send,
-    ) -> PyResult<T> {
-        let shared = &self.shared;
-        run(py, || shared.write(f))
-    }
-
-    fn wrap(db: Db) -> Self {
-        let path = db.path().to_owned();
-        Self {
-            shared: Arc::new(Shared {
-                db: RwLock::new(Some(db)),
-                closing: AtomicBool::new(false),
-            }),
-            path,
-        }
-    }
-
-    /// Starts a background producer; see the module docs.
-    fn stream(
-        &self,
-        produce: impl FnOnce(&Db, &mut dyn FnMut(Item) -> bool) -> Result<(), Fail> + Send + 'static,
-    ) -> Stream {
-        crate::stream::spawn(Arc::clone(&self.shared), produce)
-    }
-}
 
 #[pymethods]
 impl Database {
@@ -394,7 +326,7 @@ impl Database {
         explain: bool,
     ) -> PyResult<(Hits, Option<Bound<'py, PyDict>>)> {
         let result = self.read(py, |db| {
-            let mut query = match (&text, &items, &key) {
+            let query = match (&text, &items, &key) {
                 (Some(text), None, None) => db.query(text),
                 (None, Some(items), None) => db.query_items(items),
                 (None, None, Some(key)) => db.query_key(key),
@@ -404,16 +336,7 @@ impl Database {
                     ))
                 }
             };
-            if let Some(t) = threshold {
-                query = query.threshold(t);
-            }
-            if let Some(k) = limit {
-                query = query.limit(k);
-            }
-            if let Some(n) = max_bucket {
-                query = query.max_bucket(n);
-            }
-            Ok(query.run()?)
+            Ok(with_options(query, threshold, limit, max_bucket).run()?)
         })?;
         let explained = if explain {
             Some(explain_dict(py, &result.explain)?)
@@ -438,16 +361,7 @@ impl Database {
             texts
                 .par_iter()
                 .map(|text| {
-                    let mut query = db.query(text);
-                    if let Some(t) = threshold {
-                        query = query.threshold(t);
-                    }
-                    if let Some(k) = limit {
-                        query = query.limit(k);
-                    }
-                    if let Some(n) = max_bucket {
-                        query = query.max_bucket(n);
-                    }
+                    let query = with_options(db.query(text), threshold, limit, max_bucket);
                     match query.run() {
                         Ok(result) => Ok(hits(result.hits)),
                         Err(lshdb::Error::EmptyDocument { .. }) => Ok(Vec::new()),
@@ -468,10 +382,7 @@ impl Database {
         limit: Option<usize>,
     ) -> PyResult<Vec<(String, u32, u64)>> {
         self.read(py, |db| {
-            let mut query = db.query(&text);
-            if let Some(k) = limit {
-                query = query.limit(k);
-            }
+            let query = with_options(db.query(&text), None, limit, None);
             let (hits, _) = query.near_simhash(max_distance)?;
             Ok(hits
                 .into_iter()
@@ -565,4 +476,23 @@ impl Database {
     fn set_label(&self, py: Python<'_>, name: &str, value: &str) -> PyResult<()> {
         self.read(py, |db| Ok(db.set_label(name, value)?))
     }
+}
+
+/// `query` with the options a Python call gave (`None`: the default).
+fn with_options(
+    mut query: lshdb::Query<'_>,
+    threshold: Option<f64>,
+    limit: Option<usize>,
+    max_bucket: Option<usize>,
+) -> lshdb::Query<'_> {
+    if let Some(t) = threshold {
+        query = query.threshold(t);
+    }
+    if let Some(k) = limit {
+        query = query.limit(k);
+    }
+    if let Some(n) = max_bucket {
+        query = query.max_bucket(n);
+    }
+    query
 }
