@@ -21,9 +21,15 @@ impl Cli {
         let mut stdin = child.stdin.take().expect("stdin");
         // A command that ends before reading its input (a usage error)
         // closes the pipe: that is the command's answer, not the test's.
-        let fed = stdin.write_all(input.as_bytes()).and_then(|()| stdin.flush());
+        let fed = stdin
+            .write_all(input.as_bytes())
+            .and_then(|()| stdin.flush());
         if let Err(err) = fed {
-            assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {err}");
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::BrokenPipe,
+                "write stdin: {err}"
+            );
         }
         (child, stdin)
     }
