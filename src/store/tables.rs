@@ -295,7 +295,9 @@ where
             out.push(entry?.0.value().2);
         }
         if table == Postings::Buckets {
-            cut |= self.runs.run_postings(index, key, after, cap, out)?;
+            if let Some(runs) = self.runs.runs() {
+                cut |= runs.postings(index, key, after, cap, out)?;
+            }
             // The lowest `cap` ids of the bucket, ascending, as from one list.
             let list = &mut out[from..];
             list.sort_unstable();

@@ -61,6 +61,27 @@ def pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
 
 
+def latencies_ms(query, queries: list) -> list[float]:
+    """The wall time of `query(q)` for each of `queries`, in milliseconds."""
+    lat = []
+    for q in queries:
+        s = time.perf_counter()
+        query(q)
+        lat.append((time.perf_counter() - s) * 1000)
+    return lat
+
+
+def measured(sig_rate: float, load_rate: float, lat: list[float], found: set, truth: set) -> dict:
+    """One system's figures, as the output names them."""
+    return {
+        "signatures_per_s_one_core": round(sig_rate),
+        "load_docs_per_s": round(load_rate),
+        "query_p50_ms": pct(lat, 0.5),
+        "query_p99_ms": pct(lat, 0.99),
+        **score(found, truth),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("corpus", type=Path)
@@ -94,24 +115,14 @@ def main() -> None:
         load = time.perf_counter() - start
         for i in sample:  # warm the caches once, as lshdb_bench query does
             db.query(texts[i])
-        lat = []
-        for i in sample:
-            s = time.perf_counter()
-            db.query(texts[i])
-            lat.append((time.perf_counter() - s) * 1000)
+        lat = latencies_ms(db.query, [texts[i] for i in sample])
         truth = {pair(x.a, x.b) for x in db.exact_pairs(t)}
         found = {pair(x.a, x.b) for x in db.pairs(t)}
         settings = db.settings
         bands, rows = settings["bands"], settings["rows"]
         db.close()
         out["truth_pairs"] = len(truth)
-        out["lshdb"] = {
-            "signatures_per_s_one_core": round(sig_rate),
-            "load_docs_per_s": round(n / load),
-            "query_p50_ms": pct(lat, 0.5),
-            "query_p99_ms": pct(lat, 0.99),
-            **score(found, truth),
-        }
+        out["lshdb"] = measured(sig_rate, n / load, lat, found, truth)
         if Path(args.bench).exists():
             corpus_sample = tmp / "bench-corpus.jsonl"
             shutil.copy(args.corpus, corpus_sample)
@@ -143,23 +154,13 @@ def main() -> None:
             for key, m in zip(keys, sigs):
                 session.insert(key, m)
         ds_load = time.perf_counter() - start
-        lat = []
-        for i in sample:
-            s = time.perf_counter()
-            lsh.query(sigs[i])
-            lat.append((time.perf_counter() - s) * 1000)
+        lat = latencies_ms(lsh.query, [sigs[i] for i in sample])
         found = set()
         for key, m in zip(keys, sigs):
             for other in lsh.query(m):
                 if other != key:
                     found.add(pair(key, other))
-        out["datasketch"] = {
-            "signatures_per_s_one_core": round(ds_sig),
-            "load_docs_per_s": round(n / (ds_load + n / ds_sig)),
-            "query_p50_ms": pct(lat, 0.5),
-            "query_p99_ms": pct(lat, 0.99),
-            **score(found, truth),
-        }
+        out["datasketch"] = measured(ds_sig, n / (ds_load + n / ds_sig), lat, found, truth)
         del sigs, lsh
 
         # rensa
@@ -177,23 +178,13 @@ def main() -> None:
         for i, m in enumerate(rsigs):
             rlsh.insert(i, m)
         r_load = time.perf_counter() - start
-        lat = []
-        for i in sample:
-            s = time.perf_counter()
-            rlsh.query(rsigs[i])
-            lat.append((time.perf_counter() - s) * 1000)
+        lat = latencies_ms(rlsh.query, [rsigs[i] for i in sample])
         found = set()
         for i, m in enumerate(rsigs):
             for j in rlsh.query(m):
                 if j != i:
                     found.add(pair(keys[i], keys[j]))
-        out["rensa"] = {
-            "signatures_per_s_one_core": round(r_sig),
-            "load_docs_per_s": round(n / (r_load + n / r_sig)),
-            "query_p50_ms": pct(lat, 0.5),
-            "query_p99_ms": pct(lat, 0.99),
-            **score(found, truth),
-        }
+        out["rensa"] = measured(r_sig, n / (r_load + n / r_sig), lat, found, truth)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     json.dump(out, sys.stdout, indent=2)

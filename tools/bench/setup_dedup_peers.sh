@@ -14,17 +14,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tools="$(dirname "$here")"
 venv="$tools/.venv-dedup"
 pins=("text-dedup==0.4.1" "datatrove[processing]==0.10.1" orjson)
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-
-run_quiet() {
-    # Run a command, showing its output only when it fails.
-    if ! "$@" >"$log" 2>&1; then
-        cat "$log" >&2
-        echo "setup_dedup_peers.sh: failed: $*" >&2
-        exit 1
-    fi
-}
+# shellcheck source=venv.sh
+source "$here/venv.sh"
 
 find_python() {
     if [[ -n "${PYTHON:-}" ]]; then echo "$PYTHON"; return; fi
@@ -40,18 +31,12 @@ find_python() {
     exit 1
 }
 
-if [[ ! -x "$venv/bin/python" ]]; then
-    run_quiet "$(find_python)" -m venv "$venv"
-fi
-
-# Check the exact pins are installed; install only when something differs.
-if ! "$venv/bin/python" - <<'PY' >/dev/null 2>&1
+check="$(cat <<'PY'
 import importlib.metadata as md
 want = {"text-dedup": "0.4.1", "datatrove": "0.10.1"}
 for name, ver in want.items():
     assert md.version(name) == ver, name
 import text_dedup.minhash, datatrove.pipeline.dedup.minhash, xxhash, orjson  # noqa: F401
 PY
-then
-    run_quiet "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}"
-fi
+)"
+ensure_venv find_python "$venv" "$check" "${pins[@]}"

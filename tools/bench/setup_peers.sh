@@ -11,24 +11,11 @@ tools="$(dirname "$here")"
 venv="$tools/.venv"
 python="${PYTHON:-python3}"
 pins=(datasketch==2.0.0 rensa==0.5.0 gaoya==0.2.2 redis)
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+# shellcheck source=venv.sh
+source "$here/venv.sh"
 
-run_quiet() {
-    # Run a command, showing its output only when it fails.
-    if ! "$@" >"$log" 2>&1; then
-        cat "$log" >&2
-        echo "setup_peers.sh: failed: $*" >&2
-        exit 1
-    fi
-}
-
-if [[ ! -x "$venv/bin/python" ]]; then
-    run_quiet "$python" -m venv "$venv"
-fi
-
-# Check the exact pins are installed; install only when something differs.
-if ! "$venv/bin/python" - <<'EOF' >/dev/null 2>&1
+base_python() { echo "$python"; }
+check="$(cat <<'EOF'
 import importlib.metadata as md
 want = {"datasketch": "2.0.0", "rensa": "0.5.0", "gaoya": "0.2.2"}
 for name, ver in want.items():
@@ -36,9 +23,8 @@ for name, ver in want.items():
 md.version("redis")
 import datasketch, rensa, gaoya, redis  # noqa: F401
 EOF
-then
-    run_quiet "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}"
-fi
+)"
+ensure_venv base_python "$venv" "$check" "${pins[@]}"
 
 if ! command -v redis-server >/dev/null 2>&1; then
     if [[ $EUID -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); else sudo=(); fi

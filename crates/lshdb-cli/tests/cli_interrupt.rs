@@ -9,7 +9,7 @@ mod cli_support;
 use cli_support::process::send;
 use cli_support::Cli;
 use std::os::unix::process::ExitStatusExt;
-use std::process::Child;
+use std::process::{Child, ChildStdin};
 use std::time::{Duration, Instant};
 
 /// `n` distinct documents as JSON Lines.
@@ -32,6 +32,16 @@ fn generated(n: usize) -> String {
 
 fn sigint(child: &Child) {
     send(child, "-INT");
+}
+
+/// Waits at most `limit` for a child fed through `stdin` (kept open until
+/// it exits) and asserts that a Ctrl-C ended it (exit code 130); its
+/// standard output and error.
+fn interrupted(child: Child, stdin: ChildStdin, limit: Duration) -> (String, String) {
+    let (code, stdout, stderr, _) = wait_at_most(child, limit).expect("exited by itself");
+    drop(stdin);
+    assert_eq!(code, 130, "{stderr}");
+    (stdout, stderr)
 }
 
 /// Waits at most `limit` for the child to exit; kills it and fails when it
@@ -141,10 +151,7 @@ fn ctrl_c_ends_query_jsonl_waiting_for_input() {
     );
     std::thread::sleep(Duration::from_millis(1500));
     sigint(&child);
-    let (code, stdout, stderr, _) =
-        wait_at_most(child, Duration::from_secs(10)).expect("exited by itself");
-    drop(stdin);
-    assert_eq!(code, 130, "{stderr}");
+    let (stdout, stderr) = interrupted(child, stdin, Duration::from_secs(10));
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     assert!(
         stderr.contains("interrupted") && stderr.contains("1 result line(s)"),
@@ -196,10 +203,7 @@ fn a_second_ctrl_c_on_a_writer_says_how_to_repair() {
         sigint(&child);
         std::thread::sleep(Duration::from_millis(150));
         sigint(&child);
-        let (code, _, stderr, _) =
-            wait_at_most(child, Duration::from_secs(60)).expect("exited by itself");
-        drop(stdin);
-        assert_eq!(code, 130, "{stderr}");
+        let (_, stderr) = interrupted(child, stdin, Duration::from_secs(60));
         if !stderr.contains("interrupted again") {
             continue; // the chunk was written before the second Ctrl-C: try a bigger one
         }

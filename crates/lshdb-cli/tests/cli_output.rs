@@ -26,6 +26,14 @@ fn assert_lines(stdout: &str, fields: usize) {
     }
 }
 
+/// Asserts that a group listing (`groups`, `scan`) has `count` member
+/// lines (the indented ones), each a similarity and a key, none forged.
+fn assert_members(stdout: &str, count: usize) {
+    let members: Vec<&str> = stdout.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(members.len(), count, "{stdout}");
+    assert_lines(&members.join("\n"), 2);
+}
+
 fn forged_db(cli: &Cli) {
     cli.run(&["create", "k.lshdb", "--threshold", "0.5"]).ok();
     let records = [
@@ -62,13 +70,7 @@ fn a_key_with_a_line_break_cannot_forge_tab_separated_output() {
     pairs.stdout_has(shown);
 
     let groups = cli.run(&["groups", "k.lshdb"]).ok();
-    let members: Vec<&str> = groups
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("  "))
-        .collect();
-    assert_eq!(members.len(), 3, "{}", groups.stdout);
-    assert_lines(&members.join("\n"), 2);
+    assert_members(&groups.stdout, 3);
     assert!(groups.stdout.contains(&format!("\t{shown}\n")));
 
     let get = cli.run(&["get", "k.lshdb", FORGED]).ok();
@@ -98,13 +100,7 @@ fn a_file_name_with_a_line_break_cannot_add_a_scan_group_member() {
     cli.write("tree/a.txt", TEXT);
     cli.write("tree/b\nfake.txt", NEAR);
     let scan = cli.run(&["scan", "tree"]).ok();
-    let members: Vec<&str> = scan
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("  "))
-        .collect();
-    assert_eq!(members.len(), 2, "{}", scan.stdout);
-    assert_lines(&members.join("\n"), 2);
+    assert_members(&scan.stdout, 2);
     scan.stdout_has("\t\"b\\nfake.txt\"\n");
     assert!(!scan.stdout.lines().any(|l| l.starts_with("fake.txt")));
 }

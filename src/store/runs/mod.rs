@@ -173,43 +173,24 @@ pub trait RunTables {
 /// What a snapshot's readers need of the runs, whether or not the file has
 /// run tables (a format-1 file opened read-only has none).
 pub trait RunsView {
-    /// [`RunTables::postings`]; nothing without runs.
-    fn run_postings(
-        &self,
-        band: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool>;
+    /// The run tables, when the file has them.
+    type Runs: RunTables;
+    /// The runs to read postings from ([`RunTables::postings`]); `None`
+    /// without runs.
+    fn runs(&self) -> Option<&Self::Runs>;
 }
 
 impl<T: RunTables> RunsView for T {
-    fn run_postings(
-        &self,
-        band: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool> {
-        self.postings(band, key, after, cap, out)
+    type Runs = T;
+    fn runs(&self) -> Option<&T> {
+        Some(self)
     }
 }
 
 impl RunsView for Option<ReadRuns> {
-    fn run_postings(
-        &self,
-        band: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool> {
-        match self {
-            Some(runs) => runs.postings(band, key, after, cap, out),
-            None => Ok(false),
-        }
+    type Runs = ReadRuns;
+    fn runs(&self) -> Option<&ReadRuns> {
+        self.as_ref()
     }
 }
 
