@@ -1,0 +1,35 @@
+"""``lshdb.datasketch``: datasketch's MinHash LSH API, answered by lshdb.
+
+Change ``from datasketch import MinHash, MinHashLSH`` to ``from
+lshdb.datasketch import MinHash, MinHashLSH``. Each index keeps the exact
+set of every key and returns verified answers (Jaccard ≥ threshold, top-k
+by Jaccard, containment ≥ threshold) where datasketch returns candidates;
+``storage_config={"type": "lshdb", "path": ...}`` keeps it in an lshdb
+file. See ``docs/datasketch.md``.
+
+This module only re-exports: sketches (``_minhash``), the indexes
+(``_lsh``, ``_forest``, ``_ensemble``), their lshdb database (``_store``),
+key mapping (``_keys``) and datasketch's parameter choice (``_params``).
+"""
+
+from ._ensemble import MinHashLSHEnsemble
+from ._forest import MinHashLSHForest
+from ._lsh import MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession
+from ._minhash import LeanMinHash, MinHash, bulk, generator, sha1_hash32
+
+__all__ = [
+    "MinHash",
+    "LeanMinHash",
+    "MinHashLSH",
+    "MinHashLSHInsertionSession",
+    "MinHashLSHDeletionSession",
+    "MinHashLSHForest",
+    "MinHashLSHEnsemble",
+    "sha1_hash32",
+    "bulk",
+    "generator",
+]
+
+for _public in (MinHash, LeanMinHash, MinHashLSH, MinHashLSHForest, MinHashLSHEnsemble):
+    _public.__module__ = __name__
+del _public

@@ -1,0 +1,176 @@
+"""The lshdb database behind each datasketch class: in memory, or in a
+file named by ``storage_config={"type": "lshdb", "path": ...}``.
+
+:class:`Store` holds the database, turns datasketch keys into lshdb keys
+(``_keys``) and back, and runs the three kinds of query the classes need:
+verified Jaccard at a threshold, top-k and containment. In memory it also
+keeps each key's set, for pickling and ``merge``; a file keeps the sets
+itself, and a pickled file-backed object reopens its file.
+
+The calls that the Python API gains in issue 22 (``Database.memory``,
+``query(top=)``, ``query(containment=)``, ``create(containment=True)``)
+are used through the small functions at the end of this module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from typing import Any, Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from .. import _errors
+from .._database import Database
+from . import _keys
+
+__all__ = ["Store", "parse_storage"]
+
+Items = Tuple[int, ...]
+
+
+def parse_storage(storage_config: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """The file path of ``storage_config``, or None for memory."""
+    if storage_config is None:
+        return None
+    if not isinstance(storage_config, Mapping):
+        raise TypeError(f"storage_config must be a dict, not {type(storage_config).__name__}")
+    kind = storage_config.get("type", "dict")
+    if kind == "dict":
+        return None
+    if kind != "lshdb":
+        raise ValueError(
+            f"storage_config type {kind!r} is not supported: lshdb.datasketch keeps its index in memory "
+            '(no storage_config, or {"type": "dict"}) or in an lshdb file ({"type": "lshdb", "path": ...})'
+        )
+    path = storage_config.get("path")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f'storage_config["path"] must be a str or path, not {type(path).__name__}')
+    return os.fspath(path)
+
+
+class Store:
+    """One lshdb database for one datasketch object."""
+
+    def __init__(self, path: Optional[str], config: Dict[str, Any]) -> None:
+        self.path = path
+        self.config = dict(config)
+        self.sets: Optional[Dict[str, Items]] = None if path is not None else {}
+        self.db = _open(path, self.config) if path is not None else _memory(self.config)
+
+    # -- pickling: a memory store travels with its sets, a file store by path
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"path": self.path, "config": self.config, "sets": self.sets}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__init__(state["path"], state["config"])  # type: ignore[misc]
+        if state["sets"]:
+            self.insert_many(state["sets"].items())
+
+    # -- writes
+
+    def insert(self, key: str, items: Items) -> None:
+        self.db.insert_items(key, items)
+        if self.sets is not None:
+            self.sets[key] = items
+
+    def insert_many(self, pairs: Iterable[Tuple[str, Items]]) -> None:
+        """Many documents in one transaction (one commit)."""
+        pairs = list(pairs)
+        with self.db.batch() as b:
+            for key, items in pairs:
+                b.insert_items(key, items)
+        if self.sets is not None:
+            self.sets.update(pairs)
+
+    def remove(self, key: str) -> bool:
+        if self.sets is not None:
+            self.sets.pop(key, None)
+        return self.db.remove(key)
+
+    # -- reads
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.db
+
+    def __len__(self) -> int:
+        return len(self.db)
+
+    def keys(self) -> Iterator[str]:
+        return self.db.keys()
+
+    def items_of(self, key: str) -> Items:
+        """The set stored under ``key`` (memory only: a file keeps hashes of it)."""
+        if self.sets is None:
+            raise ValueError(
+                "a file-backed index keeps hashes of each set, not the set: this needs the in-memory index"
+            )
+        return self.sets[key]
+
+    def query(self, items: Items, threshold: float) -> List[Hashable]:
+        """Keys whose set has verified Jaccard ≥ threshold, best first."""
+        if not items:
+            return []
+        return [_keys.decode(h.key) for h in self.db.query(items=items, threshold=max(threshold, 1e-9))]
+
+    def top(self, items: Items, k: int) -> List[Hashable]:
+        """The k keys of highest verified Jaccard (> 0) among the candidates."""
+        if not items:
+            return []
+        return [_keys.decode(key) for key in _top(self, items, k)]
+
+    def containment(self, items: Items, threshold: float) -> List[Hashable]:
+        """Keys whose set holds at least ``threshold`` of the query's items."""
+        if not items:
+            return []
+        return [_keys.decode(key) for key in _containment(self, items, max(threshold, 1e-9))]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+# -- the calls that issue 22's Python API replaces -------------------------
+
+
+def _create_args(config: Mapping[str, Any]) -> Dict[str, Any]:
+    """``Database.create`` arguments for an item-set index."""
+    return {k: config[k] for k in ("threshold", "num_perm", "bands", "rows") if config.get(k) is not None}
+
+
+def _open(path: str, config: Dict[str, Any]) -> Database:
+    """Opens the file, checking its settings, or creates it."""
+    if os.path.exists(path):
+        try:
+            return Database.open(path, expect=_create_args(config))
+        except _errors.ConfigMismatch as e:
+            raise ValueError(f"{path}: the file was made with other parameters ({e})") from e
+    return Database.create(path, **_create_args(config))
+
+
+def _memory(config: Dict[str, Any]) -> Database:
+    """An in-memory database (a file in a private temporary folder until
+    ``Database.memory`` exists; the folder goes when the database does)."""
+    folder = tempfile.mkdtemp(prefix="lshdb-datasketch-")
+    db = Database.create(os.path.join(folder, "index.lshdb"), **_create_args(config))
+    weakref.finalize(db, shutil.rmtree, folder, True)
+    return db
+
+
+def _top(store: Store, items: Items, k: int) -> List[str]:
+    hits = store.db.query(items=items, threshold=1e-9)
+    return [h.key for h in hits[:k]]
+
+
+def _containment(store: Store, items: Items, threshold: float) -> Sequence[str]:
+    """Exact containment from the verified Jaccard J and the two sizes:
+    |Q ∩ X| = J (|Q| + |X|) / (1 + J)."""
+    q = len(set(items))
+    out: List[Tuple[float, str]] = []
+    for h in store.db.query(items=items, threshold=1e-9):
+        doc = store.db.get(h.key)
+        x = 0 if doc is None else doc.shingles
+        inter = h.similarity * (q + x) / (1.0 + h.similarity)
+        if inter / q >= threshold - 1e-12:
+            out.append((-inter / q, h.key))
+    return [key for _, key in sorted(out)]
