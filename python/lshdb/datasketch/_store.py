@@ -20,8 +20,7 @@ import tempfile
 import weakref
 from typing import Any, Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .. import _errors
-from .._database import Database
+from .. import Database, _errors
 from . import _keys
 
 __all__ = ["Store", "parse_storage"]

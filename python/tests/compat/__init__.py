@@ -1,0 +1,1 @@
+"""datasketch's own LSH tests, vendored (see conftest.py and LICENSE)."""
