@@ -116,7 +116,7 @@ def test_lsh_keys_of_every_hashable_type_round_trip(tmp_path: Path) -> None:
             assert key in lsh
             assert lsh.query(mh(words(20, f"k{i}-"), 64)) == [key]
     with pytest.raises(TypeError, match="hashable"):
-        MinHashLSH(threshold=0.5).insert(["a"], mh(["a"]))
+        MinHashLSH(threshold=0.5).insert(["a"], mh(["a"]))  # type: ignore[arg-type]
 
 
 def test_lsh_misuse() -> None:
