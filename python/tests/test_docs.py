@@ -1,6 +1,7 @@
-"""Every ```python block of README.md, docs/python.md and docs/spark.md
-runs as written: each in a fresh namespace and a fresh temporary working
-directory, so a block that uses a name it does not define fails.
+"""Every ```python block of README.md, docs/python.md, docs/spark.md and
+docs/datasketch.md runs as written: each in a fresh namespace and a fresh
+temporary working directory, so a block that uses a name it does not
+define fails.
 
 The working directory holds the user's data the examples read — the same
 small corpus as ``corpus.jsonl``, ``corpus.parquet`` and ``corpus/`` (a
@@ -23,7 +24,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", "docs/python.md", "docs/spark.md"]
+DOCS = ["README.md", "docs/python.md", "docs/spark.md", "docs/datasketch.md"]
 SPARK_DOCS = {"docs/spark.md"}
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -60,6 +61,7 @@ def write_corpus(folder: Path) -> None:
 def test_the_docs_have_the_blocks_this_test_expects() -> None:
     found = {name: sum(1 for b in blocks() if b[0] == name) for name in DOCS}
     assert found["README.md"] >= 1 and found["docs/python.md"] >= 6 and found["docs/spark.md"] >= 3, found
+    assert found["docs/datasketch.md"] >= 3, found
 
 
 @pytest.mark.parametrize(
