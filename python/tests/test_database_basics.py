@@ -181,10 +181,10 @@ def test_pairs_stream_many_chunks_and_close_while_iterating(db: lshdb.Database) 
 def test_the_package_namespace_is_its_api() -> None:
     """``lshdb`` only re-exports: its public names are ``__all__``, and the
     public classes are named ``lshdb.X`` (reprs, pickles) wherever they are
-    defined; the exceptions stay ``lshdb._errors.X``. The optional
-    subpackage ``lshdb.spark`` is an attribute once something imported it
-    (the Spark tests do), as every imported submodule is."""
-    optional = {"spark"}
+    defined; the exceptions stay ``lshdb._errors.X``. The subpackages
+    ``lshdb.spark`` and ``lshdb.datasketch`` are attributes once something
+    imported them (their tests do), as every imported submodule is."""
+    optional = {"spark", "datasketch"}
     assert {n for n in dir(lshdb) if not n.startswith("_")} - optional == set(lshdb.__all__)
     assert len(lshdb.__all__) == len(set(lshdb.__all__))
     for name in ("Database", "Batch", "Labels", "Sketcher", "Hit", "Pair", "StoredDocument", "SimHashHit", "jaccard"):
