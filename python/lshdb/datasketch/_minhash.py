@@ -3,7 +3,7 @@
 The signature (``hashvalues``) is computed exactly as datasketch computes it
 (the same hash function, seed and permutations, so the values are equal to
 datasketch's), and each sketch also keeps the set it was updated with: the
-32-bit hashes of its tokens (the values of ``hashfunc``). That set is what
+hashes of its tokens (the values of ``hashfunc``, 32-bit by default). That set is what
 the LSH classes insert into lshdb, so their answers are verified on it, and
 what :meth:`MinHash.jaccard` and :meth:`MinHash.count` answer from, exactly.
 A sketch built from ``hashvalues`` alone has no set: it answers with
@@ -110,8 +110,8 @@ class MinHash:
 
     def _hash(self, token: Any) -> int:
         hv = int(self.hashfunc(token))
-        if not 0 <= hv < _HASH_RANGE:
-            raise ValueError(f"hashfunc must return an int in [0, 2**32), got {hv}")
+        if not 0 <= hv < 1 << 64:
+            raise ValueError(f"hashfunc must return an int in [0, 2**64), got {hv}")
         return hv
 
     def update(self, b: Any) -> None:
