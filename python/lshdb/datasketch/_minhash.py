@@ -235,7 +235,9 @@ class LeanMinHash(MinHash):
         elif seed is not None and hashvalues is not None:
             super().__init__(seed=seed, hashvalues=hashvalues)
         else:
-            raise ValueError("Init parameters cannot be None: make sure to set either minhash or both of hash values and seed")
+            raise ValueError(
+                "Init parameters cannot be None: make sure to set either minhash or both of hash values and seed"
+            )
 
     def update(self, b: Any) -> None:
         """A LeanMinHash is frozen."""
