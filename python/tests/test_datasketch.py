@@ -251,3 +251,34 @@ def test_ensemble_misuse() -> None:
         MinHashLSHEnsemble(m=1)
     with pytest.raises(TypeError):
         ens.query(mh(["a"]), "1")  # type: ignore[arg-type]
+
+
+def test_lsh_and_forest_answers_agree_with_exact_jaccard() -> None:
+    """Against a brute-force oracle over random near-duplicate sets: every
+    MinHashLSH answer has exact Jaccard ≥ threshold and they come best
+    first; the forest's top-k come best first."""
+    rng = np.random.default_rng(7)
+    sets = {}
+    for g in range(10):
+        base = [f"g{g}-{i}" for i in range(40)]
+        for v in range(4):
+            keep = rng.choice(40, size=40 - 4 * v, replace=False)
+            sets[(g, v)] = mh([base[i] for i in keep] + [f"n{g}-{v}-{i}" for i in range(v)])
+    lsh = MinHashLSH(threshold=0.7, num_perm=128)
+    forest = MinHashLSHForest(num_perm=128)
+    with lsh.insertion_session() as s:
+        for key, m in sets.items():
+            s.insert(key, m)
+            forest.add(key, m)
+    forest.index()
+    found = 0
+    for key, q in sets.items():
+        exact = {k: q.jaccard(m) for k, m in sets.items()}
+        answer = lsh.query(q)
+        assert all(exact[k] >= 0.7 for k in answer)
+        assert [exact[k] for k in answer] == sorted((exact[k] for k in answer), reverse=True)
+        found += len(answer)
+        top = forest.query(q, 3)
+        assert top[0] == key and [exact[k] for k in top] == sorted((exact[k] for k in top), reverse=True)
+    truth = sum(1 for q in sets.values() for m in sets.values() if q.jaccard(m) >= 0.7)
+    assert found >= 0.9 * truth, (found, truth)
