@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, Hashable, List
 
 import numpy as np
 import pytest
@@ -258,7 +258,7 @@ def test_lsh_and_forest_answers_agree_with_exact_jaccard() -> None:
     MinHashLSH answer has exact Jaccard ≥ threshold and they come best
     first; the forest's top-k come best first."""
     rng = np.random.default_rng(7)
-    sets = {}
+    sets: Dict[Hashable, MinHash] = {}
     for g in range(10):
         base = [f"g{g}-{i}" for i in range(40)]
         for v in range(4):
@@ -273,7 +273,7 @@ def test_lsh_and_forest_answers_agree_with_exact_jaccard() -> None:
     forest.index()
     found = 0
     for key, q in sets.items():
-        exact = {k: q.jaccard(m) for k, m in sets.items()}
+        exact: Dict[Hashable, float] = {k: q.jaccard(m) for k, m in sets.items()}
         answer = lsh.query(q)
         assert all(exact[k] >= 0.7 for k in answer)
         assert [exact[k] for k in answer] == sorted((exact[k] for k in answer), reverse=True)
