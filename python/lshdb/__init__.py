@@ -17,7 +17,7 @@ Every call releases the GIL while Rust works; a ``Database`` may be shared
 by many threads. See ``docs/python.md``.
 
 This module only re-exports. Each area is a private module: the handle
-(``_database``, ``_batch``, ``_labels``), the kernels (``_sketcher``), the result types
+(``_database`` with its area mixins, ``_batch``, ``_labels``), the kernels (``_sketcher``), the result types
 (``_results``), the exceptions (``_errors``, their one definition),
 argument checks (``_checks``) and input conversion (``_inputs``) around
 the native module ``_lshdb`` (whose signatures ``_lshdb.pyi`` states).
