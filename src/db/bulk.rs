@@ -241,7 +241,7 @@ impl Database {
     /// returns (stored, replaced).
     fn write_chunk(&self, chunk: &[(String, Result<Prepared>)]) -> Result<(u64, u64)> {
         crate::guard::guard(|| {
-            let txn = self.writable()?.begin_write()?;
+            let txn = self.begin_write()?;
             let docs: Vec<&Prepared> = chunk.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
             let replaced = {
                 let mut writer = Writer::open(&txn, self.pipeline())?;
