@@ -43,13 +43,27 @@ class Maintenance(Handle):
         Waits for running calls."""
         return self._db.compact()
 
-    def rebuild(self, threshold: float, bands: Optional[int] = None, rows: Optional[int] = None) -> None:
-        """Re-bands the index for a new threshold from the stored
-        shingle sets (no input is re-read). Waits for running calls."""
-        _c.real("rebuild", "threshold", threshold)
+    def rebuild(
+        self,
+        threshold: Optional[float] = None,
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        *,
+        containment: Optional[bool] = None,
+    ) -> None:
+        """Re-bands the index for a new ``threshold`` (``bands`` and
+        ``rows``, both or neither, override the tuner), and/or builds
+        (``containment=True``) or drops (``containment=False``) the
+        containment index that ``query(containment=t)`` needs, from the
+        stored signatures and shingle sets (no input is re-read). Give a
+        threshold, ``containment=``, or both. Waits for running calls; its
+        commits are durable whatever the handle's durability."""
+        _c.real("rebuild", "threshold", threshold, True)
         _c.count("rebuild", "bands", bands, True)
         _c.count("rebuild", "rows", rows, True)
-        self._db.rebuild(threshold, bands, rows)
+        if containment is not None:
+            _c.flag("rebuild", "containment", containment)
+        self._db.rebuild(threshold, bands, rows, containment=containment)
 
     @property
     def labels(self) -> Labels:

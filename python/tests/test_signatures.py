@@ -30,6 +30,10 @@ DIFFERS: Dict[str, Dict[str, str]] = {
     # Optional and positional in Python (None: the index threshold); the
     # wrapper resolves it, so natively it is a required keyword.
     "Database.insert_unique": {"threshold": "all"},
+    "Database.insert_unique_many": {"threshold": "all"},
+    # Containment search is a mode of `query`, natively its own method
+    # (query_containment: other hits, other explain record).
+    "Database.query": {"containment": "all", "exhaustive": "all"},
     # `arrow` converts the result in Python; `parallel` is keyword-only there.
     "Sketcher.shingles": {"arrow": "all", "parallel": "kind"},
     "Sketcher.signatures": {"parallel": "kind"},
@@ -41,7 +45,17 @@ DIFFERS: Dict[str, Dict[str, str]] = {
 #: by wrappers of other names (insert_many, Batch, Labels, __contains__,
 #: __len__, Sketcher.jaccard) or by the wrapper's construction.
 INTERNAL: Dict[str, Set[str]] = {
-    "Database": {"insert_columns", "insert_pairs", "apply_batch", "contains", "len", "get_label", "set_label"},
+    "Database": {
+        "insert_columns",
+        "insert_pairs",
+        "insert_item_columns",
+        "query_containment",
+        "apply_batch",
+        "contains",
+        "len",
+        "get_label",
+        "set_label",
+    },
     "Sketcher": {"jaccard_texts"},
 }
 
