@@ -53,8 +53,8 @@ mod store;
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
     AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, ContainmentQuery, Database,
-    DeepStats, DocumentBuf, ExportedDocument, Query, SkippedDocument, Stats, StoredDocument,
-    Unique, UniqueReport, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
+    DeepStats, DocumentBuf, Durability, ExportedDocument, Query, SkippedDocument, Stats,
+    StoredDocument, Unique, UniqueReport, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
 pub use pipeline::MAX_KEY_BYTES;

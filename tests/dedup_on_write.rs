@@ -388,3 +388,29 @@ fn insert_unique_bulk_stops_when_asked_and_keeps_what_it_decided() {
         )
         .is_err());
 }
+
+#[test]
+fn item_sets_load_in_bulk_and_dedup_in_bulk() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = lshdb::Database::create(dir.path().join("items.lshdb"), lshdb::Config::jaccard(0.5))
+        .unwrap();
+    let basket: Vec<&[u8]> = vec![b"milk", b"bread", b"eggs", b"butter", b"jam"];
+    let other: Vec<&[u8]> = vec![b"nails", b"hammer", b"saw"];
+    let docs = vec![("alice", basket.as_slice()), ("bob", other.as_slice())];
+    let report = db
+        .insert_bulk(docs, &lshdb::BulkOptions::default(), |_| true)
+        .unwrap();
+    assert_eq!(report.inserted, 2);
+    let same: Vec<&[u8]> = vec![b"milk", b"bread", b"eggs", b"butter"];
+    let chunks = vec![vec![("carol", same.as_slice()), ("dave", &other[..1])]];
+    let mut outcomes = Vec::new();
+    db.insert_unique_bulk(chunks, 0.5, &lshdb::BulkOptions::default(), |chunk| {
+        outcomes.extend(chunk.into_iter().map(Result::unwrap));
+        true
+    })
+    .unwrap();
+    assert!(matches!(&outcomes[0], lshdb::Unique::Duplicate(hit) if hit.key == "alice"));
+    assert_eq!(outcomes[1], lshdb::Unique::Inserted);
+    // The same item set as insert_items stores it.
+    assert_eq!(db.query_items(&basket).run().unwrap().hits[0].key, "alice");
+}

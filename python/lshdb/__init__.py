@@ -17,7 +17,7 @@ Every call releases the GIL while Rust works; a ``Database`` may be shared
 by many threads. See ``docs/python.md``.
 
 This module only re-exports. Each area is a private module: the handle
-(``_database``, ``_batch``, ``_labels``), the kernels (``_sketcher``), the result types
+(``_database`` with its area mixins, ``_batch``, ``_labels``), the kernels (``_sketcher``), the result types
 (``_results``), the exceptions (``_errors``, their one definition),
 argument checks (``_checks``) and input conversion (``_inputs``) around
 the native module ``_lshdb`` (whose signatures ``_lshdb.pyi`` states).
@@ -28,7 +28,7 @@ from ._batch import Batch
 from ._database import Database
 from ._errors import *  # noqa: F401,F403 -- every exception, as _errors.__all__ lists them
 from ._labels import Labels
-from ._results import Hit, Pair, SimHashHit, StoredDocument
+from ._results import ContainmentHit, Hit, Pair, SimHashHit, StoredDocument, UniqueResult
 from ._sketcher import Sketcher, jaccard
 
 __version__: str = _lshdb.__version__
@@ -48,6 +48,8 @@ __all__ = [
     "Pair",
     "StoredDocument",
     "SimHashHit",
+    "ContainmentHit",
+    "UniqueResult",
     "jaccard",
     "FORMAT_VERSION",
     "MAX_KEY_BYTES",
@@ -57,6 +59,6 @@ __all__ += _errors.__all__
 
 # The public classes are named as `lshdb.X` (in reprs, help() and pickles),
 # wherever they are defined; the exceptions keep `lshdb._errors`, as before.
-for _public in (Database, Batch, Labels, Sketcher, Hit, Pair, StoredDocument, SimHashHit, jaccard):
+for _public in (Database, Batch, Labels, Sketcher, Hit, Pair, StoredDocument, SimHashHit, ContainmentHit, UniqueResult, jaccard):
     _public.__module__ = __name__
 del _public

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple, Type
 
 from . import _checks as _c
+from . import _keys
 from ._inputs import Item, item_bytes
+from ._results import Key
 
 if TYPE_CHECKING:
     from ._database import Database
@@ -35,21 +37,19 @@ class Batch:
         #: After commit: for each ``remove``, whether the key was there.
         self.removed: List[bool] = []
 
-    def insert(self, key: str, text: str) -> None:
+    def insert(self, key: Key, text: str) -> None:
         """Records an insert (or replace) of a text."""
-        _c.string("batch.insert", "key", key)
         _c.string("batch.insert", "text", text)
-        self._ops.append(("insert", key, text, None))
+        self._ops.append(("insert", _keys.write(self._db, key, "batch.insert()"), text, None))
 
-    def insert_items(self, key: str, items: Iterable[Item]) -> None:
+    def insert_items(self, key: Key, items: Iterable[Item]) -> None:
         """Records an insert of an item set."""
-        _c.string("batch.insert_items", "key", key)
-        self._ops.append(("insert", key, None, item_bytes(items, _c.what("batch.insert_items", "items"))))
+        raw = item_bytes(items, _c.what("batch.insert_items", "items"))
+        self._ops.append(("insert", _keys.write(self._db, key, "batch.insert_items()"), None, raw))
 
-    def remove(self, key: str) -> None:
+    def remove(self, key: Key) -> None:
         """Records a removal."""
-        _c.string("batch.remove", "key", key)
-        self._ops.append(("remove", key, None, None))
+        self._ops.append(("remove", _keys.read(self._db, key, "batch.remove()"), None, None))
 
     def __len__(self) -> int:
         return len(self._ops)

@@ -118,6 +118,7 @@ def expect(values: Mapping[str, object]) -> None:
         d.get("store_text", False),
         arg="expect['{}']",
     )
+    flag("open", "expect['containment']", d.get("containment", False))
 
 
 def query(func: str, threshold: object, limit: object, max_bucket: object) -> None:
@@ -125,3 +126,19 @@ def query(func: str, threshold: object, limit: object, max_bucket: object) -> No
     real(func, "threshold", threshold, True)
     count(func, "limit", limit, True)
     count(func, "max_bucket", max_bucket, True)
+
+
+def open_config(*values: object) -> None:
+    """The types of :meth:`Database.open`'s configuration arguments
+    (threshold, shingle, num_perm, bands, rows, simhash, store_text,
+    containment), each optional."""
+    threshold, shingle, num_perm, bands, rows, simhash, store_text, containment = values
+    real("open", "threshold", threshold, True)
+    string("open", "shingle", shingle, True)
+    count("open", "num_perm", num_perm, True)
+    count("open", "bands", bands, True)
+    count("open", "rows", rows, True)
+    count("open", "simhash", simhash, True, bits=32)
+    for name, value in (("store_text", store_text), ("containment", containment)):
+        if value is not None:
+            flag("open", name, value)

@@ -60,8 +60,25 @@ class Database:
         rows: Optional[int] = None,
         simhash: Optional[int] = None,
         store_text: bool = False,
+        containment: bool = False,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        durability: str = "immediate",
+    ) -> Database: ...
+    @staticmethod
+    def memory(
+        threshold: float = 0.8,
+        *,
+        shingle: str = "char:5",
+        num_perm: int = 128,
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        simhash: Optional[int] = None,
+        store_text: bool = False,
+        containment: bool = False,
+        cache_bytes: Optional[int] = None,
+        record_cache_bytes: Optional[int] = None,
+        durability: str = "immediate",
     ) -> Database: ...
     @staticmethod
     def open(
@@ -72,7 +89,20 @@ class Database:
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         expect: Optional[Dict[str, Any]] = None,
+        durability: str = "immediate",
+        create: bool = False,
+        threshold: Optional[float] = None,
+        shingle: Optional[str] = None,
+        num_perm: Optional[int] = None,
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        simhash: Optional[int] = None,
+        store_text: Optional[bool] = None,
+        containment: Optional[bool] = None,
     ) -> Database: ...
+    @property
+    def durability(self) -> str: ...
+    def flush(self) -> None: ...
     @property
     def path(self) -> os.PathLike[str]: ...
     @property
@@ -97,6 +127,18 @@ class Database:
         self, keys: _TextBatch, texts: _TextBatch, batch: Optional[int] = None
     ) -> Dict[str, Any]: ...
     def insert_pairs(self, pairs: Any, batch: Optional[int] = None) -> Dict[str, Any]: ...
+    def insert_item_columns(
+        self, keys: _TextBatch, items: List[List[bytes]], batch: Optional[int] = None
+    ) -> Dict[str, Any]: ...
+    def insert_unique_many(
+        self,
+        keys: _TextBatch,
+        texts: Optional[_TextBatch] = None,
+        *,
+        items: Optional[List[List[bytes]]] = None,
+        threshold: float,
+        batch: Optional[int] = None,
+    ) -> Tuple[List[Tuple[int, str, float]], int]: ...
     def apply_batch(self, ops: List[_BatchOp]) -> List[bool]: ...
     def remove(self, key: str) -> bool: ...
     def get(self, key: str) -> Optional[Tuple[str, Optional[str], int, Optional[int]]]: ...
@@ -111,8 +153,21 @@ class Database:
         threshold: Optional[float] = None,
         limit: Optional[int] = None,
         max_bucket: Optional[int] = None,
+        top: Optional[int] = None,
         explain: bool = False,
     ) -> Tuple[List[Tuple[str, float]], Optional[Dict[str, Any]]]: ...
+    def query_containment(
+        self,
+        text: Optional[str] = None,
+        *,
+        items: Optional[List[bytes]] = None,
+        key: Optional[str] = None,
+        threshold: float,
+        limit: Optional[int] = None,
+        max_bucket: Optional[int] = None,
+        exhaustive: bool = False,
+        explain: bool = False,
+    ) -> Tuple[List[Tuple[str, float, float]], Optional[Dict[str, Any]]]: ...
     def query_many(
         self,
         texts: _TextBatch,
@@ -132,7 +187,12 @@ class Database:
     def check(self, *, pages: bool = False) -> Dict[str, Any]: ...
     def compact(self) -> bool: ...
     def rebuild(
-        self, threshold: float, bands: Optional[int] = None, rows: Optional[int] = None
+        self,
+        threshold: Optional[float] = None,
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        *,
+        containment: Optional[bool] = None,
     ) -> None: ...
     def get_label(self, name: str) -> Optional[str]: ...
     def set_label(self, name: str, value: str) -> None: ...

@@ -4,33 +4,66 @@ iterator :meth:`Database.pairs` streams pairs through."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import _lshdb
 
-__all__ = ["Hit", "Pair", "SimHashHit", "StoredDocument", "PairIterator"]
+__all__ = ["Hit", "Pair", "SimHashHit", "StoredDocument", "ContainmentHit", "UniqueResult", "PairIterator"]
+
+#: A key: ``str``, or ``int`` in an int-keyed file (see ``_keys``).
+Key = Union[str, int]
+#: A key in an answer: typed ``Any`` so that code of str-keyed files
+#: needs no narrowing; ``str``, or ``int`` in an int-keyed file.
+AnswerKey = Any
 
 
 class Hit(NamedTuple):
     """A verified near-duplicate: the stored key and its exact Jaccard
     similarity to the query."""
 
-    key: str
+    key: AnswerKey
     similarity: float
+
+
+class ContainmentHit(NamedTuple):
+    """A containment search hit: the stored key, the exact fraction of the
+    query's shingles it holds (|Q ∩ X| / |Q|) and their exact Jaccard
+    similarity."""
+
+    key: AnswerKey
+    containment: float
+    jaccard: float
+
+
+class UniqueResult(NamedTuple):
+    """What :meth:`Database.insert_unique_many` did, document by document.
+
+    ``inserted`` lists the keys stored, in input order; ``duplicates``
+    maps each key not stored to the :class:`Hit` it duplicates (a document
+    stored before the call, or one accepted earlier in it, with their
+    exact similarity); ``rejected`` maps each key that could not be indexed
+    (an empty text, a bad key) to the reason. A key given twice reports its
+    last outcome in the dicts. ``commits`` counts the transactions.
+    """
+
+    inserted: List[AnswerKey]
+    duplicates: Dict[AnswerKey, Hit]
+    rejected: Dict[AnswerKey, str]
+    commits: int
 
 
 class Pair(NamedTuple):
     """Two stored documents (``a < b``) and their exact Jaccard similarity."""
 
-    a: str
-    b: str
+    a: AnswerKey
+    b: AnswerKey
     similarity: float
 
 
 class SimHashHit(NamedTuple):
     """A SimHash search hit: key, Hamming distance and its fingerprint."""
 
-    key: str
+    key: AnswerKey
     distance: int
     fingerprint: int
 
@@ -38,7 +71,7 @@ class SimHashHit(NamedTuple):
 class StoredDocument(NamedTuple):
     """A stored document as :meth:`Database.get` returns it."""
 
-    key: str
+    key: AnswerKey
     #: The raw text, when the database was created with ``store_text=True``.
     text: Optional[str]
     #: The number of distinct shingles.
@@ -55,16 +88,19 @@ def hits(raw: List[Tuple[str, float]]) -> List[Hit]:
 class PairIterator(Iterator[Pair]):
     """Pairs streamed from a background thread (see :meth:`Database.pairs`)."""
 
-    __slots__ = ("_stream",)
+    __slots__ = ("_stream", "_decode")
 
-    def __init__(self, stream: _lshdb.Stream) -> None:
+    def __init__(self, stream: _lshdb.Stream, decode: Optional[Callable[[str], Key]] = None) -> None:
         self._stream = stream
+        self._decode = decode
 
     def __iter__(self) -> PairIterator:
         return self
 
     def __next__(self) -> Pair:
         a, b, s = self._stream.__next__()
+        if self._decode is not None:
+            return Pair(self._decode(a), self._decode(b), s)
         return Pair(a, b, s)
 
     def close(self) -> None:

@@ -95,6 +95,32 @@ pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<
         "warnings",
         e.warnings.iter().map(warning).collect::<Vec<_>>(),
     )?;
+    d.set_item("recall_estimate", e.recall_estimate)?;
+    Ok(d)
+}
+
+/// A containment search's explain record: what it probed (`classes`,
+/// each as its serde form), counts, `recall_estimate` (a lower bound),
+/// timings and warnings.
+pub(crate) fn containment_explain_dict<'py>(
+    py: Python<'py>,
+    e: &lshdb::ContainmentExplain,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("scanned", e.scanned)?;
+    d.set_item("classes", to_python(py, &e.classes)?)?;
+    d.set_item("candidates", e.candidates)?;
+    d.set_item("pruned_by_length", e.pruned_by_length)?;
+    d.set_item("verified", e.verified)?;
+    d.set_item("returned", e.returned)?;
+    d.set_item("recall_estimate", e.recall_estimate)?;
+    d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
+    d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
+    d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
+    d.set_item(
+        "warnings",
+        e.warnings.iter().map(warning).collect::<Vec<_>>(),
+    )?;
     Ok(d)
 }
 

@@ -34,6 +34,12 @@ BAD: Dict[str, List[Any]] = {
     "docs": [5, "one", [(1, "text")], [("key", None)]],
     "mapping?": [5, "threshold", [("threshold", 0.5)]],
     "hashes": ["abc", None, [1.5, 2.5], [[1, 2]]],
+    "key": [b"key", None, ["a"], 1.5, True],
+    "key?": [b"key", 2.5, True],
+    "keys": [5, "one", b"one", [1.5], ["a", None]],
+    "keys?": [5, "one", b"one", [1.5], ["a", None]],
+    "itemsets?": [5, "one", [5]],
+    "flag?": ["yes", 1],
 }
 
 
@@ -68,8 +74,23 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
                 **config,
                 "simhash": (None, "int?"),
                 "store_text": (False, "flag"),
+                "containment": (False, "flag"),
                 "cache_bytes": (None, "int?"),
                 "record_cache_bytes": (None, "int?"),
+                "durability": ("immediate", "str"),
+            },
+        ),
+        "Database.memory": Call(
+            lshdb.Database.memory,
+            "memory",
+            {
+                **config,
+                "simhash": (None, "int?"),
+                "store_text": (False, "flag"),
+                "containment": (False, "flag"),
+                "cache_bytes": (None, "int?"),
+                "record_cache_bytes": (None, "int?"),
+                "durability": ("immediate", "str"),
             },
         ),
         "Database.open": Call(
@@ -82,45 +103,71 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
                 "cache_bytes": (None, "int?"),
                 "record_cache_bytes": (None, "int?"),
                 "expect": (None, "mapping?"),
+                "durability": ("immediate", "str"),
+                "create": (False, "flag"),
+                "threshold": (None, "real?"),
+                "shingle": (None, "str?"),
+                "num_perm": (None, "int?"),
+                "bands": (None, "int?"),
+                "rows": (None, "int?"),
+                "simhash": (None, "int?"),
+                "store_text": (None, "flag?"),
+                "containment": (None, "flag?"),
             },
         ),
-        "Database.insert": Call(db.insert, "insert", {"key": ("k", "str"), "text": ("some text", "str")}),
+        "Database.insert": Call(db.insert, "insert", {"key": ("k", "key"), "text": ("some text", "str")}),
         "Database.insert_items": Call(
-            db.insert_items, "insert_items", {"key": ("k", "str"), "items": (["a", "b"], "items")}
+            db.insert_items, "insert_items", {"key": ("k", "key"), "items": (["a", "b"], "items")}
         ),
         "Database.insert_unique": Call(
             db.insert_unique,
             "insert_unique",
             {
-                "key": ("k", "str"),
+                "key": ("k", "key"),
                 "text": ("some text", "str?"),
                 "threshold": (None, "real?"),
                 "items": (None, "items"),
             },
             {"items": {"text": None}},
         ),
+        "Database.insert_unique_many": Call(
+            db.insert_unique_many,
+            "insert_unique_many",
+            {
+                "keys": (["k"], "keys"),
+                "texts": (["some text"], "texts?"),
+                "items": (None, "itemsets?"),
+                "threshold": (None, "real?"),
+                "batch": (None, "int?"),
+            },
+            {"items": {"texts": None}},
+        ),
         "Database.insert_many": Call(
             db.insert_many,
             "insert_many",
             {
                 "docs": (None, "docs"),
-                "keys": (["k"], "texts?"),
+                "keys": (["k"], "keys?"),
                 "texts": (["some text"], "texts?"),
+                "items": (None, "itemsets?"),
                 "batch": (None, "int?"),
             },
-            {"docs": {"keys": None, "texts": None}},
+            {"docs": {"keys": None, "texts": None}, "items": {"texts": None}},
         ),
-        "Database.remove": Call(db.remove, "remove", {"key": ("k", "str")}),
-        "Database.get": Call(db.get, "get", {"key": ("k", "str")}),
-        "Database.__getitem__": Call(lambda key: db[key], "get", {"key": ("k", "str")}),
+        "Database.remove": Call(db.remove, "remove", {"key": ("k", "key")}),
+        "Database.get": Call(db.get, "get", {"key": ("k", "key")}),
+        "Database.__getitem__": Call(lambda key: db[key], "get", {"key": ("k", "key")}),
         "Database.query": Call(
             db.query,
             "query",
             {
                 "text": ("some text", "str?"),
                 "items": (None, "items"),
-                "key": (None, "str?"),
+                "key": (None, "key?"),
                 **query,
+                "top": (None, "int?"),
+                "containment": (None, "real?"),
+                "exhaustive": (False, "flag"),
                 "explain": (False, "flag"),
             },
             {"items": {"text": None}},
@@ -137,18 +184,20 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
         "Database.stats": Call(db.stats, "stats", {"deep": (False, "flag")}),
         "Database.check": Call(db.check, "check", {"pages": (False, "flag")}),
         "Database.rebuild": Call(
-            db.rebuild, "rebuild", {"threshold": (0.5, "real"), "bands": (None, "int?"), "rows": (None, "int?")}
+            db.rebuild,
+            "rebuild",
+            {"threshold": (0.5, "real?"), "bands": (None, "int?"), "rows": (None, "int?"), "containment": (None, "flag?")},
         ),
         "Labels.__getitem__": Call(lambda name: db.labels[name], "labels.__getitem__", {"name": ("n", "str")}),
         "Labels.__setitem__": Call(
             db.labels.__setitem__, "labels.__setitem__", {"name": ("n", "str"), "value": ("v", "str")}
         ),
         "Labels.get": Call(db.labels.get, "labels.get", {"name": ("n", "str"), "default": (None, "any")}),
-        "Batch.insert": Call(batch.insert, "batch.insert", {"key": ("k", "str"), "text": ("some text", "str")}),
+        "Batch.insert": Call(batch.insert, "batch.insert", {"key": ("k", "key"), "text": ("some text", "str")}),
         "Batch.insert_items": Call(
-            batch.insert_items, "batch.insert_items", {"key": ("k", "str"), "items": (["a"], "items")}
+            batch.insert_items, "batch.insert_items", {"key": ("k", "key"), "items": (["a"], "items")}
         ),
-        "Batch.remove": Call(batch.remove, "batch.remove", {"key": ("k", "str")}),
+        "Batch.remove": Call(batch.remove, "batch.remove", {"key": ("k", "key")}),
         "Sketcher": Call(
             lshdb.Sketcher,
             "Sketcher",
@@ -236,8 +285,8 @@ def test_expect_values_are_checked_by_name(db: lshdb.Database) -> None:
 
 def test_the_messages_read_well(db: lshdb.Database) -> None:
     with pytest.raises(TypeError) as info:
-        db.insert(1, "some text")  # type: ignore[arg-type]
-    assert str(info.value) == "insert(): argument `key` must be str, not int"
+        db.insert(b"k", "some text")  # type: ignore[arg-type]
+    assert str(info.value) == "insert(): argument `key` must be str or int, not bytes"
     with pytest.raises(lshdb.InvalidType, match=r"^query\(\): argument `text` must be str or None, not bytes$"):
         db.query(b"some text")  # type: ignore[call-overload]
     with pytest.raises(lshdb.InvalidType, match=r"^query_many\(\): argument `texts`: element 1 is NoneType, not str$"):
@@ -247,7 +296,7 @@ def test_the_messages_read_well(db: lshdb.Database) -> None:
         db.query("some text", limit=-1)
     # Still the classes such mistakes raised before, for code that catches them.
     with pytest.raises(lshdb.InvalidInput):
-        db.batch().insert(1, "x")  # type: ignore[arg-type]
+        db.batch().insert(b"k", "x")  # type: ignore[arg-type]
     # NumPy scalars are numbers and bools.
     db.insert("k", "some text")
     assert db.query("some text", threshold=np.float32(0.5), limit=np.int64(3), explain=np.bool_(False))  # type: ignore[call-overload]

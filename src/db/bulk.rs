@@ -8,8 +8,8 @@ use crate::pipeline::{Document, Prepared};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
-/// Anything a bulk load can index: text (`String`, `&str`), pre-hashed
-/// shingles (`Vec<u32>`), or a mix ([`DocumentBuf`]).
+/// Anything a bulk load can index: text (`String`, `&str`), an item set
+/// (`&[&[u8]]`), pre-hashed shingles (`Vec<u32>`), or a mix ([`DocumentBuf`]).
 pub trait AsDocument {
     /// The document to index.
     fn as_document(&self) -> Document<'_>;
@@ -24,6 +24,14 @@ impl AsDocument for String {
 impl AsDocument for &str {
     fn as_document(&self) -> Document<'_> {
         Document::Text(self)
+    }
+}
+
+/// An item set (each item hashed whole, as [`Database::insert_items`]
+/// hashes it).
+impl AsDocument for &[&[u8]] {
+    fn as_document(&self) -> Document<'_> {
+        Document::Items(self)
     }
 }
 
@@ -241,7 +249,7 @@ impl Database {
     /// returns (stored, replaced).
     fn write_chunk(&self, chunk: &[(String, Result<Prepared>)]) -> Result<(u64, u64)> {
         crate::guard::guard(|| {
-            let txn = self.writable()?.begin_write()?;
+            let txn = self.begin_write()?;
             let docs: Vec<&Prepared> = chunk.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
             let replaced = {
                 let mut writer = Writer::open(&txn, self.pipeline())?;

@@ -32,7 +32,7 @@ impl Database {
         }
         self.check_poisoned()?;
         crate::guard::guard(|| {
-            let txn = self.writable()?.begin_write()?;
+            let txn = self.begin_write()?;
             txn.open_table(LABELS)?.insert(name, value)?;
             Ok(txn.commit()?)
         })

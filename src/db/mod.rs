@@ -14,6 +14,7 @@
 mod batch;
 mod bulk;
 mod containment;
+mod durability;
 mod header;
 mod held;
 mod keys;
@@ -35,6 +36,7 @@ pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
 };
 pub use containment::ContainmentQuery;
+pub use durability::Durability;
 pub use labels::MAX_LABEL_BYTES;
 pub use maintain::CheckReport;
 pub use open::Builder;
@@ -83,6 +85,7 @@ pub struct Database {
     pipeline: Pipeline,
     poisoned: Mutex<Option<String>>,
     cache: RecordCache,
+    durability: Durability,
 }
 
 /// A stored document as `get` returns it.
@@ -304,7 +307,7 @@ impl Database {
     pub fn batch(&self) -> Result<Batch<'_>> {
         crate::guard::guard(|| {
             self.check_poisoned()?;
-            Ok(Batch::new(self, self.writable()?.begin_write()?))
+            Ok(Batch::new(self, self.begin_write()?))
         })
     }
 
@@ -313,7 +316,7 @@ impl Database {
     fn write<T>(&self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {
         self.check_poisoned()?;
         crate::guard::guard(|| {
-            let txn = self.writable()?.begin_write()?;
+            let txn = self.begin_write()?;
             let out = {
                 let mut writer = Writer::open(&txn, &self.pipeline)?;
                 let out = f(&mut writer)?;

@@ -50,6 +50,7 @@ pub struct Builder {
     expect: Option<Config>,
     read_only: bool,
     wait: Option<Duration>,
+    durability: super::Durability,
 }
 
 impl Builder {
@@ -96,6 +97,17 @@ impl Builder {
         self
     }
 
+    /// How durable the handle's commits are (default
+    /// [`Durability::Immediate`](super::Durability::Immediate)). With
+    /// [`Durability::None`](super::Durability::None) a commit reaches the
+    /// disk only with the next durable one ([`Database::flush`], a clean
+    /// close), and the file is opened so that no other process may open it
+    /// meanwhile; see [`super::Durability`]. Read-only opens ignore it.
+    pub fn durability(mut self, durability: super::Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
     /// Creates a new database file at `path`.
     ///
     /// # Errors
@@ -113,7 +125,7 @@ impl Builder {
                 });
             }
             let db = self
-                .redb(ConcurrencyMode::SingleWriter)
+                .redb(self.file_mode())
                 .create(path)
                 .map_err(|e| map_open_error(path, "create", e))?;
             self.initialize(db, path, settings, pipeline)
@@ -247,9 +259,19 @@ impl Builder {
         builder
     }
 
+    /// How a file is shared: one writer beside read-only processes, or,
+    /// for non-durable commits (which live in this process only), one
+    /// process alone.
+    fn file_mode(&self) -> ConcurrencyMode {
+        match self.durability {
+            super::Durability::None if !self.read_only => ConcurrencyMode::ExclusiveWriter,
+            _ => ConcurrencyMode::SingleWriter,
+        }
+    }
+
     /// Opens the redb database at `path` as the builder says.
     fn open_engine(&self, path: &Path) -> Result<Engine> {
-        let redb = self.redb(ConcurrencyMode::SingleWriter);
+        let redb = self.redb(self.file_mode());
         if self.read_only {
             redb.open_read_only(path)
                 .map(Engine::Read)
@@ -356,6 +378,7 @@ impl Builder {
             pipeline,
             poisoned: Mutex::new(None),
             cache: RecordCache::new(cache_bytes),
+            durability: self.durability,
         }
     }
 }

@@ -123,7 +123,7 @@ impl Database {
         // The write transaction first: no other commit can come between it
         // and the snapshot.
         let (txn, snapshot, next_id) = crate::guard::guard(|| {
-            let txn = self.writable()?.begin_write()?;
+            let txn = self.begin_write()?;
             let snapshot = Snapshot {
                 commits: 0,
                 txn: self.store().begin_read()?,
@@ -461,7 +461,7 @@ impl Writing<'_> {
         if !held.is_empty() {
             self.older.push((self.commits, held));
         }
-        self.txn = Some(self.db.writable()?.begin_write()?);
+        self.txn = Some(self.db.begin_write()?);
         *self.snapshot.lock() = Arc::new(Snapshot {
             commits: self.commits,
             txn: self.db.store().begin_read()?,

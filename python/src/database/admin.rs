@@ -1,4 +1,5 @@
-//! Maintenance: stats, check, compact, rebuild and labels.
+//! Maintenance: stats, check, compact, rebuild (re-banding, the
+//! containment index) and labels.
 
 use super::Database;
 use crate::errors::{guard, Fail};
@@ -29,25 +30,37 @@ impl Database {
         self.write(py, |db| Ok(db.compact()?))
     }
 
-    #[pyo3(signature = (threshold, bands = None, rows = None))]
+    /// Re-bands for a new threshold and/or builds (true) or drops (false)
+    /// the containment index.
+    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None))]
     fn rebuild(
         &self,
         py: Python<'_>,
-        threshold: f64,
+        threshold: Option<f64>,
         bands: Option<usize>,
         rows: Option<usize>,
+        containment: Option<bool>,
     ) -> PyResult<()> {
+        let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
         let banding = match (bands, rows) {
             (Some(b), Some(r)) => Some((b, r)),
             (None, None) => None,
-            _ => {
-                return Err(
-                    Fail::Input("rebuild: give both bands and rows, or neither".to_owned())
-                        .into_py(py),
-                )
-            }
+            _ => return fail("rebuild: give both bands and rows, or neither"),
         };
-        self.write(py, |db| Ok(db.reband(threshold, banding)?))
+        if threshold.is_none() && (banding.is_some() || containment.is_none()) {
+            return fail("rebuild: give threshold= (with bands= and rows=, or neither), containment=True or False, or both");
+        }
+        self.write(py, |db| {
+            if let Some(threshold) = threshold {
+                db.reband(threshold, banding)?;
+            }
+            match containment {
+                Some(true) => db.build_containment_index()?,
+                Some(false) => db.drop_containment_index()?,
+                None => {}
+            }
+            Ok(())
+        })
     }
 
     fn get_label(&self, py: Python<'_>, name: &str) -> PyResult<Option<String>> {

@@ -2,7 +2,7 @@
 //!
 //! **Sharing:** one lock, see `shared.rs`. The methods are grouped by
 //! area, one `#[pymethods]` block per file: opening and closing here,
-//! `write.rs`, `read.rs` and `admin.rs`.
+//! `write.rs`, `unique.rs`, `read.rs`, `admin.rs` and `modes.rs`.
 //!
 //! **Batches.** [`lshdb::Batch`] borrows the `Database`, which a Python
 //! object cannot hold beside its owner without `unsafe`. So a Python batch
@@ -14,8 +14,11 @@
 //! `convert.rs`.
 
 mod admin;
+mod containment;
+mod modes;
 mod read;
 mod shared;
+mod unique;
 mod write;
 
 pub(crate) use shared::Shared;
@@ -23,7 +26,6 @@ pub(crate) use shared::Shared;
 use crate::config::{settings_dict, ConfigArgs};
 use crate::errors::{run, Fail};
 use crate::sketcher::Sketcher;
-use lshdb::Database as Db;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -51,7 +53,7 @@ type Hits = Vec<(String, f64)>;
 #[pymethods]
 impl Database {
     #[staticmethod]
-    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, cache_bytes = None, record_cache_bytes = None))]
+    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate"))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -63,8 +65,10 @@ impl Database {
         rows: Option<usize>,
         simhash: Option<u32>,
         store_text: bool,
+        containment: bool,
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
+        durability: &str,
     ) -> PyResult<Self> {
         let args = ConfigArgs {
             threshold,
@@ -75,22 +79,22 @@ impl Database {
             simhash,
             store_text,
         };
-        let db = run(py, || {
-            let config = args.config()?;
-            let mut builder = Db::builder();
-            if let Some(bytes) = cache_bytes {
-                builder = builder.cache_bytes(bytes);
-            }
-            if let Some(bytes) = record_cache_bytes {
-                builder = builder.record_cache_bytes(bytes);
-            }
-            Ok(builder.create(&path, config)?)
-        })?;
+        let db =
+            run(py, || {
+                let config = modes::config(&args, containment)?;
+                let durability = modes::parse_durability(durability)?;
+                Ok(modes::builder(cache_bytes, record_cache_bytes, durability)
+                    .create(&path, config)?)
+            })?;
         Ok(Self::wrap(db))
     }
 
+    /// Opens `path`; with `create`, creates it first when it does not
+    /// exist, from the configuration arguments (None: `create`'s
+    /// defaults), which an existing file's settings must then match.
     #[staticmethod]
-    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None))]
+    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None))]
+    #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
         path: PathBuf,
@@ -99,35 +103,60 @@ impl Database {
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         expect: Option<Bound<'_, PyDict>>,
+        durability: &str,
+        create: bool,
+        threshold: Option<f64>,
+        shingle: Option<String>,
+        num_perm: Option<usize>,
+        bands: Option<usize>,
+        rows: Option<usize>,
+        simhash: Option<u32>,
+        store_text: Option<bool>,
+        containment: Option<bool>,
     ) -> PyResult<Self> {
+        let given = threshold.is_some()
+            || shingle.is_some()
+            || num_perm.is_some()
+            || bands.is_some()
+            || rows.is_some()
+            || simhash.is_some()
+            || store_text.is_some()
+            || containment.is_some();
+        let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
+        if given && !create {
+            return fail("open: the configuration arguments (threshold=, shingle=, ...) need create=True; to check an existing file's settings, pass expect=");
+        }
+        if create && (expect.is_some() || read_only) {
+            return fail("open: create=True takes the configuration as arguments, and opens for writing: give neither expect= nor read_only=True with it");
+        }
         let expect = match expect {
-            None => None,
-            Some(d) => {
-                let get = |name: &str| d.get_item(name);
-                let shingle: Option<String> = get("shingle")?.map(|v| v.extract()).transpose()?;
+            None if create => {
                 let args = ConfigArgs {
-                    threshold: get("threshold")?
-                        .map(|v| v.extract())
-                        .transpose()?
-                        .unwrap_or(0.8),
+                    threshold: threshold.unwrap_or(0.8),
                     shingle: shingle.as_deref().unwrap_or("char:5"),
-                    num_perm: get("num_perm")?
-                        .map(|v| v.extract())
-                        .transpose()?
-                        .unwrap_or(128),
-                    bands: get("bands")?.map(|v| v.extract()).transpose()?.flatten(),
-                    rows: get("rows")?.map(|v| v.extract()).transpose()?.flatten(),
-                    simhash: get("simhash")?.map(|v| v.extract()).transpose()?.flatten(),
-                    store_text: get("store_text")?
-                        .map(|v| v.extract())
-                        .transpose()?
-                        .unwrap_or(false),
+                    num_perm: num_perm.unwrap_or(128),
+                    bands,
+                    rows,
+                    simhash,
+                    store_text: store_text.unwrap_or(false),
                 };
-                Some(args.config().map_err(|f| f.into_py(py))?)
+                let containment = containment.unwrap_or(false);
+                Some(modes::config(&args, containment).map_err(|f| f.into_py(py))?)
             }
+            None => None,
+            Some(d) => Some(expected(py, &d)?),
         };
         let db = run(py, || {
-            let mut builder = Db::builder().read_only(read_only);
+            let durability = modes::parse_durability(durability)?;
+            let mut builder =
+                modes::builder(cache_bytes, record_cache_bytes, durability).read_only(read_only);
+            if create {
+                let config = expect.clone().expect("create=True sets a configuration");
+                match builder.create(&path, config) {
+                    Err(lshdb::Error::FileExists { .. }) => {}
+                    created => return Ok(created?),
+                }
+            }
             if let Some(config) = expect {
                 builder = builder.expect(config);
             }
@@ -138,12 +167,6 @@ impl Database {
                     ))
                 })?;
                 builder = builder.wait(wait);
-            }
-            if let Some(bytes) = cache_bytes {
-                builder = builder.cache_bytes(bytes);
-            }
-            if let Some(bytes) = record_cache_bytes {
-                builder = builder.record_cache_bytes(bytes);
             }
             Ok(builder.open(&path)?)
         })?;
@@ -185,4 +208,34 @@ impl Database {
             Ok(())
         })
     }
+}
+
+/// `open(expect=...)`: a dict of `create`'s configuration arguments,
+/// missing ones taking their defaults.
+fn expected(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<lshdb::Config> {
+    let get = |name: &str| d.get_item(name);
+    let shingle: Option<String> = get("shingle")?.map(|v| v.extract()).transpose()?;
+    let args = ConfigArgs {
+        threshold: get("threshold")?
+            .map(|v| v.extract())
+            .transpose()?
+            .unwrap_or(0.8),
+        shingle: shingle.as_deref().unwrap_or("char:5"),
+        num_perm: get("num_perm")?
+            .map(|v| v.extract())
+            .transpose()?
+            .unwrap_or(128),
+        bands: get("bands")?.map(|v| v.extract()).transpose()?.flatten(),
+        rows: get("rows")?.map(|v| v.extract()).transpose()?.flatten(),
+        simhash: get("simhash")?.map(|v| v.extract()).transpose()?.flatten(),
+        store_text: get("store_text")?
+            .map(|v| v.extract())
+            .transpose()?
+            .unwrap_or(false),
+    };
+    let containment: bool = get("containment")?
+        .map(|v| v.extract())
+        .transpose()?
+        .unwrap_or(false);
+    modes::config(&args, containment).map_err(|f| f.into_py(py))
 }

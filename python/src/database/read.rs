@@ -32,7 +32,7 @@ impl Database {
         self.read(py, |db| Ok(db.len()?))
     }
 
-    #[pyo3(signature = (text = None, *, items = None, key = None, threshold = None, limit = None, max_bucket = None, explain = false))]
+    #[pyo3(signature = (text = None, *, items = None, key = None, threshold = None, limit = None, max_bucket = None, top = None, explain = false))]
     #[allow(clippy::too_many_arguments)]
     fn query<'py>(
         &self,
@@ -43,20 +43,20 @@ impl Database {
         threshold: Option<f64>,
         limit: Option<usize>,
         max_bucket: Option<usize>,
+        top: Option<usize>,
         explain: bool,
     ) -> PyResult<(Hits, Option<Bound<'py, PyDict>>)> {
         let result = self.read(py, |db| {
-            let query = match (&text, &items, &key) {
-                (Some(text), None, None) => db.query(text),
-                (None, Some(items), None) => db.query_items(items),
-                (None, None, Some(key)) => db.query_key(key),
-                _ => {
-                    return Err(Fail::Input(
-                        "query: give exactly one of text, items= or key=".to_owned(),
-                    ))
-                }
-            };
-            Ok(with_options(query, threshold, limit, max_bucket).run()?)
+            let mut query = with_options(
+                input(db, &text, &items, &key)?,
+                threshold,
+                limit,
+                max_bucket,
+            );
+            if let Some(k) = top {
+                query = query.top(k);
+            }
+            Ok(query.run()?)
         })?;
         let explained = if explain {
             Some(explain_dict(py, &result.explain)?)
@@ -148,7 +148,7 @@ impl Database {
 }
 
 /// `query` with the options a Python call gave (`None`: the default).
-fn with_options(
+pub(super) fn with_options(
     mut query: lshdb::Query<'_>,
     threshold: Option<f64>,
     limit: Option<usize>,
@@ -164,4 +164,23 @@ fn with_options(
         query = query.max_bucket(n);
     }
     query
+}
+
+/// The query of exactly one of a text, an item set or a stored key.
+pub(super) fn input<'db>(
+    db: &'db lshdb::Database,
+    text: &Option<String>,
+    items: &Option<Vec<Vec<u8>>>,
+    key: &Option<String>,
+) -> Result<lshdb::Query<'db>, Fail> {
+    Ok(match (text, items, key) {
+        (Some(text), None, None) => db.query(text),
+        (None, Some(items), None) => db.query_items(items),
+        (None, None, Some(key)) => db.query_key(key),
+        _ => {
+            return Err(Fail::Input(
+                "query: give exactly one of text, items= or key=".to_owned(),
+            ))
+        }
+    })
 }

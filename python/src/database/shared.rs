@@ -65,6 +65,12 @@ impl Database {
 
     pub(super) fn wrap(db: Db) -> Self {
         let path = db.path().to_owned();
+        Self::wrap_named(db, path)
+    }
+
+    /// A handle whose `path` reads `path` (`":memory:"` for a database in
+    /// memory, whose library path is a placeholder).
+    pub(super) fn wrap_named(db: Db, path: std::path::PathBuf) -> Self {
         Self {
             shared: Arc::new(Shared {
                 db: RwLock::new(Some(db)),

@@ -1,0 +1,190 @@
+"""Writes of a :class:`Database`: single documents and item sets, dedup
+on write (one, or many on the bulk pipeline), bulk loads, removes and
+batches."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union, cast
+
+from . import _checks as _c
+from . import _keys
+from ._batch import Batch
+from ._errors import InvalidInput, InvalidType
+from ._handle import Handle
+from ._inputs import Item, item_bytes, texts as _texts
+from ._results import Hit, Key, UniqueResult
+
+if TYPE_CHECKING:
+    from ._database import Database
+
+
+class Writes(Handle):
+    """Inserts, removes and batches."""
+
+    __slots__ = ()
+
+    def insert(self, key: Key, text: str) -> None:
+        """Inserts (or atomically replaces) the document under ``key`` (a
+        str, or an int: see ``docs/python.md``, "Keys"), durably. Raises
+        :class:`InvalidInput` for an empty document, a key of 0 or more
+        than ``MAX_KEY_BYTES`` bytes, or a text above
+        ``MAX_DOCUMENT_BYTES``; :class:`ReadOnlyError`; :class:`Poisoned`."""
+        _c.string("insert", "text", text)
+        self._db.insert(_keys.write(self, key, "insert()"), text)
+
+    def insert_items(self, key: Key, items: Iterable[Item]) -> None:
+        """Inserts a set of items (the products a customer bought, ...).
+
+        Each item is hashed whole: a ``str`` as its UTF-8, ``bytes`` as
+        they are, an ``int`` as the UTF-8 of its decimal text — so ``42``
+        and ``"42"`` are the same item."""
+        raw = item_bytes(items, _c.what("insert_items", "items"))
+        self._db.insert_items(_keys.write(self, key, "insert_items()"), raw)
+
+    def insert_unique(
+        self,
+        key: Key,
+        text: Optional[str] = None,
+        threshold: Optional[float] = None,
+        *,
+        items: Optional[Iterable[Item]] = None,
+    ) -> Optional[Hit]:
+        """Dedup on write: in one transaction, returns the best stored
+        near-duplicate with verified similarity ≥ ``threshold`` (default:
+        the index threshold) and stores nothing, or inserts the document
+        and returns ``None``."""
+        _c.string("insert_unique", "text", text, True)
+        _c.real("insert_unique", "threshold", threshold, True)
+        t = self._db.settings["threshold"] if threshold is None else threshold
+        raw = self._db.insert_unique(
+            _keys.write(self, key, "insert_unique()"),
+            text,
+            items=None if items is None else item_bytes(items, _c.what("insert_unique", "items")),
+            threshold=t,
+        )
+        return None if raw is None else Hit(_keys.decode(self, raw[0]), raw[1])
+
+    def insert_unique_many(
+        self,
+        keys: Any,
+        texts: Any = None,
+        *,
+        items: Any = None,
+        threshold: Optional[float] = None,
+        batch: Optional[int] = None,
+    ) -> UniqueResult:
+        """Dedup on write of many documents at once, in order: each is
+        stored unless a document stored before, or one accepted earlier in
+        this call, has verified similarity ≥ ``threshold`` (default: the
+        index threshold) with it — the same decisions as
+        :meth:`insert_unique` one after another, at bulk-load speed: the
+        next chunk is shingled and looked up on every core while this one
+        is written, and a transaction commits every ``batch`` accepted
+        documents (default 32,768), not one per document.
+
+        ``keys`` is a column of keys (str, or int); ``texts=`` an equally
+        long column of texts (as :meth:`insert_many` takes them), or
+        ``items=`` a list of item sets. Returns a :class:`UniqueResult`
+        (``inserted``, ``duplicates``, ``rejected``, ``commits``).
+        Documents of earlier commits stay stored if a storage error
+        raises.
+        """
+        _c.real("insert_unique_many", "threshold", threshold, True)
+        _c.count("insert_unique_many", "batch", batch, True)
+        if (texts is None) == (items is None):
+            raise InvalidInput("insert_unique_many: give texts= or items=, not both")
+        key_list = _keys.as_list(keys, _c.what("insert_unique_many", "keys"))
+        stored = _keys.column(self, key_list, _c.what("insert_unique_many", "keys"))
+        t = self._db.settings["threshold"] if threshold is None else threshold
+        raw, commits = self._db.insert_unique_many(
+            stored,
+            None if texts is None else _texts(texts, _c.what("insert_unique_many", "texts")),
+            items=None if items is None else _item_sets(items, _c.what("insert_unique_many", "items")),
+            threshold=t,
+            batch=batch,
+        )
+        if len(raw) != len(key_list):
+            raise InvalidInput(f"insert_unique_many: {len(key_list)} keys but {len(raw)} documents")
+        result = UniqueResult([], {}, {}, commits)
+        for key, (outcome, text, similarity) in zip(key_list, raw):
+            if outcome == 0:
+                result.inserted.append(key)
+            elif outcome == 1:
+                result.duplicates[key] = Hit(_keys.decode(self, text), similarity)
+            else:
+                result.rejected[key] = text
+        return result
+
+    def insert_many(
+        self,
+        docs: Union[Mapping[str, str], Mapping[int, str], Iterable[Tuple[Key, str]], None] = None,
+        *,
+        keys: Any = None,
+        texts: Any = None,
+        items: Any = None,
+        batch: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """Bulk load: many documents, one commit per ``batch`` documents
+        (default 32,768), shingled and hashed on every core with the GIL
+        released.
+
+        Give a dict ``{key: text}``, an iterable of ``(key, text)`` pairs
+        (read lazily, a slice at a time), or ``keys=`` and ``texts=`` as two
+        equally long columns: lists, NumPy arrays, pyarrow string arrays or
+        pandas Series (Arrow-backed columns cross without a Python object
+        per text). ``keys=`` with ``items=``, a list of item sets, loads
+        item sets (as :meth:`insert_items` stores each). Keys are str or
+        int (also an integer column).
+
+        Returns ``{"inserted", "replaced", "rejected", "commits"}``;
+        ``rejected`` lists ``(key, reason)`` for documents that could not be
+        indexed (empty, too large, bad key), which are skipped. A storage
+        error raises; documents of earlier commits stay stored.
+        """
+        _c.count("insert_many", "batch", batch, True)
+        if docs is not None:
+            if keys is not None or texts is not None or items is not None:
+                raise InvalidInput("insert_many: give docs, or keys= with texts= or items=, not both")
+            if isinstance(docs, Mapping):
+                report = self._db.insert_columns(
+                    _keys.column(self, list(docs.keys()), "insert_many(): the keys of `docs`"),
+                    _texts(list(docs.values()), "insert_many(): the values of `docs`"),
+                    batch,
+                )
+            elif isinstance(docs, (str, bytes)) or not isinstance(docs, Iterable):
+                _c.fail("insert_many", "docs", "a mapping or an iterable of (key, text) pairs", docs)
+            else:
+                report = self._db.insert_pairs(_keys.pairs(self, docs, "insert_many()"), batch)
+        elif keys is None or (texts is None) == (items is None):
+            raise InvalidInput("insert_many: give docs, or keys= with one of texts= and items=")
+        elif items is not None:
+            report = self._db.insert_item_columns(
+                _keys.column(self, keys, _c.what("insert_many", "keys")),
+                _item_sets(items, _c.what("insert_many", "items")),
+                batch,
+            )
+        else:
+            report = self._db.insert_columns(
+                _keys.column(self, keys, _c.what("insert_many", "keys")),
+                _texts(texts, _c.what("insert_many", "texts")),
+                batch,
+            )
+        report["rejected"] = [(_keys.decode(self, k), why) for k, why in report["rejected"]]
+        return report
+
+    def remove(self, key: Key) -> bool:
+        """Removes the document under ``key``; False when there was none."""
+        return self._db.remove(_keys.read(self, key, "remove()"))
+
+    def batch(self) -> Batch:
+        """A write batch: ``with db.batch() as b: b.insert(...); b.remove(...)``
+        commits every operation at once (one fsync) when the block ends, and
+        writes nothing if the block raises. See :class:`Batch`."""
+        return Batch(cast("Database", self))
+
+
+def _item_sets(sets: Any, what: str) -> List[List[bytes]]:
+    """A column of item sets as the native module takes them."""
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Iterable):
+        raise InvalidType(f"{what}: expected a list of item sets, got {type(sets).__name__}")
+    return [item_bytes(items, f"{what}[{i}]") for i, items in enumerate(sets)]
