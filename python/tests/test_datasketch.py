@@ -282,3 +282,14 @@ def test_lsh_and_forest_answers_agree_with_exact_jaccard() -> None:
         assert top[0] == key and [exact[k] for k in top] == sorted((exact[k] for k in top), reverse=True)
     truth = sum(1 for q in sets.values() for m in sets.values() if q.jaccard(m) >= 0.7)
     assert found >= 0.9 * truth, (found, truth)
+
+
+def test_a_key_longer_than_lshdb_takes_is_refused_before_anything_is_written() -> None:
+    lsh = MinHashLSH(threshold=0.5, num_perm=32)
+    with pytest.raises(ValueError, match="longest lshdb key"):
+        lsh.insert("k" * (lshdb.MAX_KEY_BYTES + 1), mh(["a"], 32))
+    with pytest.raises(ValueError, match="longest lshdb key"):
+        with lsh.insertion_session() as s:
+            s.insert("fine", mh(["b"], 32))
+            s.insert(("t",) * lshdb.MAX_KEY_BYTES, mh(["c"], 32))
+    assert lsh.is_empty()

@@ -17,13 +17,23 @@ import base64
 import pickle
 from typing import Hashable
 
+from .. import MAX_KEY_BYTES
+
 __all__ = ["encode", "decode"]
 
 _TAG = "\0"
 
 
 def encode(key: object) -> str:
-    """The lshdb key for ``key``; ``TypeError`` when it is not hashable."""
+    """The lshdb key for ``key``; ``TypeError`` when it is not hashable,
+    ``ValueError`` when it is longer than lshdb takes."""
+    stored = _encode(key)
+    if len(stored.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        raise ValueError(f"the key {key!r:.60} is stored in more than {MAX_KEY_BYTES} bytes, the longest lshdb key")
+    return stored
+
+
+def _encode(key: object) -> str:
     try:
         hash(key)
     except TypeError:

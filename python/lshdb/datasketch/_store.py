@@ -7,18 +7,14 @@ verified Jaccard at a threshold, top-k and containment. In memory it also
 keeps each key's set, for pickling and ``merge``; a file keeps the sets
 itself, and a pickled file-backed object reopens its file.
 
-The calls that the Python API gains in issue 22 (``Database.memory``,
-``query(top=)``, ``query(containment=)``, ``create(containment=True)``)
-are used through the small functions at the end of this module.
+Memory is ``Database.memory``; a file is ``Database.open(path,
+create=True, ...)``, which checks an existing file's settings.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import weakref
-from typing import Any, Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from .. import Database, _errors
 from . import _keys
@@ -75,11 +71,14 @@ class Store:
             self.sets[key] = items
 
     def insert_many(self, pairs: Iterable[Tuple[str, Items]]) -> None:
-        """Many documents in one transaction (one commit)."""
+        """Many documents on lshdb's bulk path (a commit per 32,768)."""
         pairs = list(pairs)
-        with self.db.batch() as b:
-            for key, items in pairs:
-                b.insert_items(key, items)
+        if not pairs:
+            return
+        report = self.db.insert_many(keys=[k for k, _ in pairs], items=[list(i) for _, i in pairs])
+        if report["rejected"]:
+            key, reason = report["rejected"][0]
+            raise ValueError(f"{len(report['rejected'])} set(s) could not be stored, the first ({key!r}): {reason}")
         if self.sets is not None:
             self.sets.update(pairs)
 
@@ -111,65 +110,43 @@ class Store:
         """Keys whose set has verified Jaccard ≥ threshold, best first."""
         if not items:
             return []
-        return [_keys.decode(h.key) for h in self.db.query(items=items, threshold=max(threshold, 1e-9))]
+        return [_keys.decode(str(h.key)) for h in self.db.query(items=items, threshold=max(threshold, 1e-9))]
 
     def top(self, items: Items, k: int) -> List[Hashable]:
         """The k keys of highest verified Jaccard (> 0) among the candidates."""
         if not items:
             return []
-        return [_keys.decode(key) for key in _top(self, items, k)]
+        return [_keys.decode(str(h.key)) for h in self.db.query(items=items, top=k)]
 
     def containment(self, items: Items, threshold: float) -> List[Hashable]:
-        """Keys whose set holds at least ``threshold`` of the query's items."""
+        """Keys whose set holds at least ``threshold`` of the query's
+        items (exact containment), most contained first."""
         if not items:
             return []
-        return [_keys.decode(key) for key in _containment(self, items, max(threshold, 1e-9))]
+        hits = self.db.query(items=items, containment=max(threshold, 1e-9))
+        return [_keys.decode(str(h.key)) for h in hits]
 
     def close(self) -> None:
         self.db.close()
 
 
-# -- the calls that issue 22's Python API replaces -------------------------
+# -- opening ---------------------------------------------------------------
 
 
 def _create_args(config: Mapping[str, Any]) -> Dict[str, Any]:
     """``Database.create`` arguments for an item-set index."""
-    return {k: config[k] for k in ("threshold", "num_perm", "bands", "rows") if config.get(k) is not None}
+    keys = ("threshold", "num_perm", "bands", "rows", "containment")
+    return {k: config[k] for k in keys if config.get(k) is not None}
 
 
 def _open(path: str, config: Dict[str, Any]) -> Database:
-    """Opens the file, checking its settings, or creates it."""
-    if os.path.exists(path):
-        try:
-            return Database.open(path, expect=_create_args(config))
-        except _errors.ConfigMismatch as e:
-            raise ValueError(f"{path}: the file was made with other parameters ({e})") from e
-    return Database.create(path, **_create_args(config))
+    """Opens the file, whose settings must be ``config``'s, or creates it."""
+    try:
+        return Database.open(path, create=True, **_create_args(config))
+    except _errors.ConfigMismatch as e:
+        raise ValueError(f"{path}: the file was made with other parameters ({e})") from e
 
 
 def _memory(config: Dict[str, Any]) -> Database:
-    """An in-memory database (a file in a private temporary folder until
-    ``Database.memory`` exists; the folder goes when the database does)."""
-    folder = tempfile.mkdtemp(prefix="lshdb-datasketch-")
-    db = Database.create(os.path.join(folder, "index.lshdb"), **_create_args(config))
-    weakref.finalize(db, shutil.rmtree, folder, True)
-    return db
-
-
-def _top(store: Store, items: Items, k: int) -> List[str]:
-    hits = store.db.query(items=items, threshold=1e-9)
-    return [h.key for h in hits[:k]]
-
-
-def _containment(store: Store, items: Items, threshold: float) -> Sequence[str]:
-    """Exact containment from the verified Jaccard J and the two sizes:
-    |Q ∩ X| = J (|Q| + |X|) / (1 + J)."""
-    q = len(set(items))
-    out: List[Tuple[float, str]] = []
-    for h in store.db.query(items=items, threshold=1e-9):
-        doc = store.db.get(h.key)
-        x = 0 if doc is None else doc.shingles
-        inter = h.similarity * (q + x) / (1.0 + h.similarity)
-        if inter / q >= threshold - 1e-12:
-            out.append((-inter / q, h.key))
-    return [key for _, key in sorted(out)]
+    """An in-memory database: no file, gone when closed."""
+    return Database.memory(**_create_args(config))
