@@ -293,3 +293,14 @@ def test_a_key_longer_than_lshdb_takes_is_refused_before_anything_is_written() -
             s.insert("fine", mh(["b"], 32))
             s.insert(("t",) * lshdb.MAX_KEY_BYTES, mh(["c"], 32))
     assert lsh.is_empty()
+
+
+def test_a_file_index_without_fsyncs_is_durable_once_closed(tmp_path: Path) -> None:
+    config = {"type": "lshdb", "path": str(tmp_path / "fast.lshdb"), "durability": "none"}
+    with MinHashLSH(threshold=0.5, num_perm=32, storage_config=config) as lsh:
+        for i in range(50):
+            lsh.insert(i, mh([f"{i}-{j}" for j in range(5)], 32))
+    with MinHashLSH(threshold=0.5, num_perm=32, storage_config=dict(config, durability="immediate")) as again:
+        assert all(i in again for i in range(50))
+    with pytest.raises(ValueError, match="durability"):
+        MinHashLSH(storage_config=dict(config, durability="eventual"))

@@ -14,25 +14,32 @@ create=True, ...)``, which checks an existing file's settings.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Hashable, Iterable, Iterator, List, Literal, Mapping, NamedTuple, Optional, Tuple
 
 from .. import Database, _errors
 from . import _keys
 
-__all__ = ["Store", "parse_storage"]
+__all__ = ["Store", "Storage", "parse_storage"]
 
 Items = Tuple[int, ...]
 
 
-def parse_storage(storage_config: Optional[Mapping[str, Any]]) -> Optional[str]:
-    """The file path of ``storage_config``, or None for memory."""
+class Storage(NamedTuple):
+    """Where an index lives: a file (``path``) or memory (``path=None``)."""
+
+    path: Optional[str] = None
+    durability: Literal["immediate", "none"] = "immediate"
+
+
+def parse_storage(storage_config: Optional[Mapping[str, Any]]) -> Storage:
+    """The :class:`Storage` that ``storage_config`` names."""
     if storage_config is None:
-        return None
+        return Storage()
     if not isinstance(storage_config, Mapping):
         raise TypeError(f"storage_config must be a dict, not {type(storage_config).__name__}")
     kind = storage_config.get("type", "dict")
     if kind == "dict":
-        return None
+        return Storage()
     if kind != "lshdb":
         raise ValueError(
             f"storage_config type {kind!r} is not supported: lshdb.datasketch keeps its index in memory "
@@ -41,25 +48,28 @@ def parse_storage(storage_config: Optional[Mapping[str, Any]]) -> Optional[str]:
     path = storage_config.get("path")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f'storage_config["path"] must be a str or path, not {type(path).__name__}')
-    return os.fspath(path)
+    durability = storage_config.get("durability", "immediate")
+    if durability == "immediate" or durability == "none":
+        return Storage(os.fspath(path), durability)
+    raise ValueError(f'storage_config["durability"] must be "immediate" or "none", not {durability!r}')
 
 
 class Store:
     """One lshdb database for one datasketch object."""
 
-    def __init__(self, path: Optional[str], config: Dict[str, Any]) -> None:
-        self.path = path
+    def __init__(self, storage: Storage, config: Dict[str, Any]) -> None:
+        self.storage = storage
         self.config = dict(config)
-        self.sets: Optional[Dict[str, Items]] = None if path is not None else {}
-        self.db = _open(path, self.config) if path is not None else _memory(self.config)
+        self.sets: Optional[Dict[str, Items]] = None if storage.path is not None else {}
+        self.db = _memory(self.config) if storage.path is None else _open(storage, self.config)
 
     # -- pickling: a memory store travels with its sets, a file store by path
 
     def __getstate__(self) -> Dict[str, Any]:
-        return {"path": self.path, "config": self.config, "sets": self.sets}
+        return {"storage": tuple(self.storage), "config": self.config, "sets": self.sets}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__init__(state["path"], state["config"])  # type: ignore[misc]
+        self.__init__(Storage(*state["storage"]), state["config"])  # type: ignore[misc]
         if state["sets"]:
             self.insert_many(state["sets"].items())
 
@@ -139,12 +149,14 @@ def _create_args(config: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: config[k] for k in keys if config.get(k) is not None}
 
 
-def _open(path: str, config: Dict[str, Any]) -> Database:
+def _open(storage: Storage, config: Dict[str, Any]) -> Database:
     """Opens the file, whose settings must be ``config``'s, or creates it."""
+    path, durability = storage.path, storage.durability
+    assert path is not None
     try:
-        return Database.open(path, create=True, **_create_args(config))
+        return Database.open(path, create=True, durability=durability, **_create_args(config))
     except _errors.ConfigMismatch as e:
-        raise ValueError(f"{path}: the file was made with other parameters ({e})") from e
+        raise ValueError(f"{storage.path}: the file was made with other parameters ({e})") from e
 
 
 def _memory(config: Dict[str, Any]) -> Database:
