@@ -304,3 +304,10 @@ def test_a_file_index_without_fsyncs_is_durable_once_closed(tmp_path: Path) -> N
         assert all(i in again for i in range(50))
     with pytest.raises(ValueError, match="durability"):
         MinHashLSH(storage_config=dict(config, durability="eventual"))
+
+
+def test_minhash_takes_datasketchs_arguments_and_no_others() -> None:
+    m = MinHash(num_perm=16, seed=3, gpu_mode="detect", hashobj=None)
+    assert len(m) == 16 and m.seed == 3
+    with pytest.raises(TypeError):
+        MinHash(num_perms=16)  # type: ignore[call-arg]

@@ -15,7 +15,7 @@ key mapping (``_keys``) and datasketch's parameter choice (``_params``).
 from ._ensemble import MinHashLSHEnsemble
 from ._forest import MinHashLSHForest
 from ._lsh import MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession
-from ._minhash import LeanMinHash, MinHash, bulk, generator, sha1_hash32
+from ._minhash import LeanMinHash, MinHash, sha1_hash32
 
 __all__ = [
     "MinHash",
@@ -26,8 +26,6 @@ __all__ = [
     "MinHashLSHForest",
     "MinHashLSHEnsemble",
     "sha1_hash32",
-    "bulk",
-    "generator",
 ]
 
 for _public in (MinHash, LeanMinHash, MinHashLSH, MinHashLSHForest, MinHashLSHEnsemble):

@@ -19,7 +19,7 @@ from typing import Any, Callable, FrozenSet, Iterable, Iterator, List, Optional,
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MinHash", "LeanMinHash", "sha1_hash32", "bulk", "generator"]
+__all__ = ["MinHash", "LeanMinHash", "sha1_hash32"]
 
 _MERSENNE_PRIME = np.uint64((1 << 61) - 1)
 _MAX_HASH = np.uint64((1 << 32) - 1)
@@ -60,7 +60,8 @@ class MinHash:
     """datasketch's ``MinHash`` that also keeps its set of token hashes.
 
     ``MinHash(num_perm=128, seed=1, hashfunc=sha1_hash32, hashobj=None,
-    hashvalues=None, permutations=None)``; ``update(b)`` hashes a token
+    hashvalues=None, permutations=None, gpu_mode="disable")`` (``hashobj``
+    and ``gpu_mode`` are accepted and ignored); ``update(b)`` hashes a token
     (bytes with the default ``hashfunc``) and adds it. ``jaccard`` and
     ``count`` are exact over the kept sets; ``hashvalues`` equal datasketch's.
     """
@@ -73,7 +74,7 @@ class MinHash:
         hashobj: Optional[object] = None,
         hashvalues: Optional[Iterable[int]] = None,
         permutations: Optional[Any] = None,
-        **_ignored: Any,
+        gpu_mode: str = "disable",
     ) -> None:
         if hashvalues is not None:
             hashvalues = np.array(hashvalues, dtype=np.uint64)
@@ -257,16 +258,6 @@ class LeanMinHash(MinHash):
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash((self.seed, bytes(self.hashvalues.data)))
-
-
-def bulk(b: Iterable[Iterable[Any]], **minhash_kwargs: Any) -> List[MinHash]:
-    """:meth:`MinHash.bulk` as a function."""
-    return MinHash.bulk(b, **minhash_kwargs)
-
-
-def generator(b: Iterable[Iterable[Any]], **minhash_kwargs: Any) -> Iterator[MinHash]:
-    """:meth:`MinHash.generator` as a function."""
-    return MinHash.generator(b, **minhash_kwargs)
 
 
 def item_set(minhash: Any, num_perm: int, what: str) -> Tuple[int, ...]:
