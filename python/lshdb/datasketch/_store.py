@@ -4,8 +4,9 @@ file named by ``storage_config={"type": "lshdb", "path": ...}``.
 :class:`Store` holds the database, turns datasketch keys into lshdb keys
 (``_keys``) and back, and runs the three kinds of query the classes need:
 verified Jaccard at a threshold, top-k and containment. In memory it also
-keeps each key's set, for pickling and ``merge``; a file keeps the sets
-itself, and a pickled file-backed object reopens its file.
+keeps each key's set, for pickling and ``merge``; a file keeps only what
+lshdb stores (hashes of each set), and a pickled file-backed object
+reopens its file.
 
 Memory is ``Database.memory``; a file is ``Database.open(path,
 create=True, ...)``, which checks an existing file's settings.
@@ -86,11 +87,12 @@ class Store:
         if not pairs:
             return
         report = self.db.insert_many(keys=[k for k, _ in pairs], items=[list(i) for _, i in pairs])
-        if report["rejected"]:
-            key, reason = report["rejected"][0]
-            raise ValueError(f"{len(report['rejected'])} set(s) could not be stored, the first ({key!r}): {reason}")
+        rejected = dict(report["rejected"])
         if self.sets is not None:
-            self.sets.update(pairs)
+            self.sets.update((k, i) for k, i in pairs if k not in rejected)
+        if rejected:
+            key, reason = next(iter(rejected.items()))
+            raise ValueError(f"{len(rejected)} set(s) could not be stored, the first ({key!r}): {reason}")
 
     def remove(self, key: str) -> bool:
         if self.sets is not None:
