@@ -104,7 +104,8 @@ pub enum Error {
 
     /// Another process (or another handle in this process) has the file open
     /// for writing: lshdb allows one writer per file at a time. Read-only
-    /// handles ([`crate::Builder::read_only`]) can open it meanwhile, and
+    /// handles ([`crate::Builder::read_only`]) can open it meanwhile (not
+    /// beside a writer with [`crate::Durability::None`]), and
     /// [`crate::Builder::wait`] waits for the writer to close.
     #[error("{}", already_open(path, *waited))]
     AlreadyOpen {
@@ -193,13 +194,14 @@ fn already_open(path: &std::path::Path, waited: Option<std::time::Duration>) -> 
     match waited {
         None => format!(
             "{path} is open for writing in another process or handle, and lshdb allows one \
-             writer per file; read-only opens work meanwhile — close the other writer, or wait \
-             for it"
+             writer per file; read-only opens work meanwhile (unless that writer commits \
+             non-durably) — close the other writer, or wait for it"
         ),
         Some(waited) => format!(
             "{path} is still open for writing in another process or handle after waiting {} \
-             seconds, and lshdb allows one writer per file; read-only opens work meanwhile — \
-             close the other writer, or try again later",
+             seconds, and lshdb allows one writer per file; read-only opens work meanwhile \
+             (unless that writer commits non-durably) — close the other writer, or try again \
+             later",
             waited.as_secs_f64()
         ),
     }

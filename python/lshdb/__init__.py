@@ -28,7 +28,7 @@ from ._batch import Batch
 from ._database import Database
 from ._errors import *  # noqa: F401,F403 -- every exception, as _errors.__all__ lists them
 from ._labels import Labels
-from ._results import ContainmentHit, Hit, Pair, SimHashHit, StoredDocument, UniqueResult
+from ._results import ContainmentHit, ExportedDocument, Hit, Pair, SimHashHit, StoredDocument, UniqueResult
 from ._sketcher import Sketcher, jaccard
 
 __version__: str = _lshdb.__version__
@@ -50,6 +50,7 @@ __all__ = [
     "SimHashHit",
     "ContainmentHit",
     "UniqueResult",
+    "ExportedDocument",
     "jaccard",
     "FORMAT_VERSION",
     "MAX_KEY_BYTES",
@@ -59,6 +60,7 @@ __all__ += _errors.__all__
 
 # The public classes are named as `lshdb.X` (in reprs, help() and pickles),
 # wherever they are defined; the exceptions keep `lshdb._errors`, as before.
-for _public in (Database, Batch, Labels, Sketcher, Hit, Pair, StoredDocument, SimHashHit, ContainmentHit, UniqueResult, jaccard):
+_PUBLIC = (Database, Batch, Labels, Sketcher, Hit, Pair, StoredDocument, SimHashHit)
+for _public in _PUBLIC + (ContainmentHit, UniqueResult, ExportedDocument, jaccard):
     _public.__module__ = __name__
-del _public
+del _public, _PUBLIC

@@ -147,7 +147,8 @@ def column(h: Handle, keys: Any, what: str) -> TextBatch:
     takes) of str, or of int (also NumPy, pyarrow and pandas integer
     columns), not both."""
     ints = _int_column(keys)
-    if ints is None and isinstance(keys, (list, tuple)) and not all(type(k) is str for k in keys):
+    all_str = isinstance(keys, list) and all(type(k) is str for k in keys)
+    if ints is None and not all_str and isinstance(keys, (list, tuple)):
         for i, k in enumerate(keys):
             if not isinstance(k, str) and not _is_int(k):
                 raise InvalidType(f"{what}: element {i} is {type(k).__name__}, not str or int")
@@ -155,7 +156,7 @@ def column(h: Handle, keys: Any, what: str) -> TextBatch:
             raise InvalidInput(f"{what}: the keys mix str and int; one file takes one type")
         ints = list(keys)
     if ints is None:
-        batch = _texts(keys, what)
+        batch = keys if all_str else _texts(keys, what)
         n = len(batch) if isinstance(batch, list) else len(batch[0]) - 1
         if n and kind(h) == "int":
             raise InvalidInput(f"{what}: this database's keys are int, and these keys are str")
@@ -168,15 +169,18 @@ def column(h: Handle, keys: Any, what: str) -> TextBatch:
 
 def pairs(h: Handle, docs: Iterable[Any], what: str) -> Iterator[Any]:
     """(key, document) pairs with their keys encoded, lazily; other
-    shapes pass through for the native module to reject."""
+    shapes pass through for the native module to reject. The file's key
+    type is checked once, at the first pair."""
     seen: Optional[type] = None
     for pair in docs:
         if isinstance(pair, tuple) and len(pair) == 2 and (isinstance(pair[0], str) or _is_int(pair[0])):
             now = str if isinstance(pair[0], str) else int
-            if seen is not None and now is not seen:
+            if seen is None:
+                write(h, pair[0], what)  # checks (and for an int, may set) the file's type
+                seen = now
+            elif now is not seen:
                 raise InvalidInput(f"{what}: the keys mix str and int; one file takes one type")
-            seen = now
-            yield (write(h, pair[0], what), pair[1])
+            yield pair if now is str else (str(int(pair[0])), pair[1])
         else:
             yield pair
 

@@ -11,7 +11,7 @@ from ._errors import IndexDisabled, InvalidInput, NotFound
 from ._handle import Handle
 from ._inputs import Item, item_bytes, texts as _texts
 from ._keys import Key
-from ._results import ContainmentHit, Hit, Pair, PairIterator, SimHashHit, StoredDocument, hits as _hits
+from ._results import ContainmentHit, ExportedDocument, Hit, Pair, PairIterator, SimHashHit, StoredDocument, hits as _hits
 
 
 class Reads(Handle):
@@ -48,6 +48,14 @@ class Reads(Handle):
 
     def __iter__(self) -> Iterator[Any]:
         return self.keys()
+
+    def documents(self) -> Iterator[ExportedDocument]:
+        """Every stored document as :class:`ExportedDocument` (key, text
+        when stored, shingle hashes), in id order, from one snapshot,
+        streamed: what ``lshdb export`` writes, for a copy or another
+        tool. ``insert_many(keys=, shingles=)`` loads them back."""
+        decode = _keys.decoder(self) or str
+        return (ExportedDocument(decode(k), t, s) for k, t, s in self._db.documents())
 
     @overload
     def query(

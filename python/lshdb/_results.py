@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 
 from . import _lshdb
 
-__all__ = ["Hit", "Pair", "SimHashHit", "StoredDocument", "ContainmentHit", "UniqueResult", "PairIterator"]
+__all__ = ["Hit", "Pair", "SimHashHit", "StoredDocument", "ContainmentHit", "UniqueResult", "ExportedDocument", "PairIterator"]
 
 #: A key: ``str``, or ``int`` in an int-keyed file (see ``_keys``).
 Key = Union[str, int]
@@ -78,6 +78,17 @@ class StoredDocument(NamedTuple):
     shingles: int
     #: The SimHash fingerprint, when the SimHash index is on.
     simhash: Optional[int]
+
+
+class ExportedDocument(NamedTuple):
+    """A stored document as :meth:`Database.documents` yields it (what
+    ``lshdb export`` writes): its key, its text when the database stores
+    texts, and its sorted shingle hashes, which ``insert_many(keys=,
+    shingles=)`` loads into a database with the same shingling."""
+
+    key: AnswerKey
+    text: Optional[str]
+    shingles: List[int]
 
 
 def hits(raw: List[Tuple[str, float]]) -> List[Hit]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union, cast
 
+import numpy as np
+
 from . import _checks as _c
 from . import _keys
 from ._batch import Batch
@@ -122,6 +124,7 @@ class Writes(Handle):
         keys: Any = None,
         texts: Any = None,
         items: Any = None,
+        shingles: Any = None,
         batch: Optional[int] = None,
     ) -> Dict[str, Any]:
         """Bulk load: many documents, one commit per ``batch`` documents
@@ -133,7 +136,10 @@ class Writes(Handle):
         equally long columns: lists, NumPy arrays, pyarrow string arrays or
         pandas Series (Arrow-backed columns cross without a Python object
         per text). ``keys=`` with ``items=``, a list of item sets, loads
-        item sets (as :meth:`insert_items` stores each). Keys are str or
+        item sets (as :meth:`insert_items` stores each); with ``shingles=``,
+        a list of shingle-hash arrays (as :meth:`documents` yields them),
+        stores those sets as they are — they only mean something in a
+        database with the shingling they were made with. Keys are str or
         int (also an integer column).
 
         Returns ``{"inserted", "replaced", "rejected", "commits"}``;
@@ -143,8 +149,8 @@ class Writes(Handle):
         """
         _c.count("insert_many", "batch", batch, True)
         if docs is not None:
-            if keys is not None or texts is not None or items is not None:
-                raise InvalidInput("insert_many: give docs, or keys= with texts= or items=, not both")
+            if keys is not None or texts is not None or items is not None or shingles is not None:
+                raise InvalidInput("insert_many: give docs, or keys= with texts=, items= or shingles=, not both")
             if isinstance(docs, Mapping):
                 report = self._db.insert_columns(
                     _keys.column(self, list(docs.keys()), "insert_many(): the keys of `docs`"),
@@ -155,8 +161,14 @@ class Writes(Handle):
                 _c.fail("insert_many", "docs", "a mapping or an iterable of (key, text) pairs", docs)
             else:
                 report = self._db.insert_pairs(_keys.pairs(self, docs, "insert_many()"), batch)
-        elif keys is None or (texts is None) == (items is None):
-            raise InvalidInput("insert_many: give docs, or keys= with one of texts= and items=")
+        elif keys is None or sum(x is None for x in (texts, items, shingles)) != 2:
+            raise InvalidInput("insert_many: give docs, or keys= with one of texts=, items= and shingles=")
+        elif shingles is not None:
+            report = self._db.insert_shingle_columns(
+                _keys.column(self, keys, _c.what("insert_many", "keys")),
+                _shingle_sets(shingles, _c.what("insert_many", "shingles")),
+                batch,
+            )
         elif items is not None:
             report = self._db.insert_item_columns(
                 _keys.column(self, keys, _c.what("insert_many", "keys")),
@@ -188,3 +200,18 @@ def _item_sets(sets: Any, what: str) -> List[List[bytes]]:
     if isinstance(sets, (str, bytes)) or not isinstance(sets, Iterable):
         raise InvalidType(f"{what}: expected a list of item sets, got {type(sets).__name__}")
     return [item_bytes(items, f"{what}[{i}]") for i, items in enumerate(sets)]
+
+
+def _shingle_sets(sets: Any, what: str) -> List[List[int]]:
+    """A column of shingle-hash sets (lists or arrays of uint32)."""
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Iterable):
+        raise InvalidType(f"{what}: expected a list of shingle-hash arrays, got {type(sets).__name__}")
+    out: List[List[int]] = []
+    for i, hashes in enumerate(sets):
+        array = np.asarray(hashes)
+        if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+            raise InvalidType(f"{what}[{i}]: expected a 1-d array of uint32 hashes")
+        if array.size and (array.min() < 0 or array.max() > 0xFFFFFFFF):
+            raise InvalidInput(f"{what}[{i}]: a shingle hash is a uint32")
+        out.append(array.astype(np.uint32).tolist())
+    return out

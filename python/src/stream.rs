@@ -1,4 +1,4 @@
-//! Streams: `pairs()` and `keys()` of the Python `Database` run on a
+//! Streams: `pairs()`, `keys()` and `documents()` of the Python `Database` run on a
 //! background thread that holds the read lock and sends chunks through a
 //! bounded channel; the Python iterator ([`Stream`]) receives them with the
 //! GIL released. Dropping the iterator or closing the database stops the
@@ -86,7 +86,12 @@ type Chunk = Result<Option<Vec<Item>>, Fail>;
 pub enum Item {
     Key(String),
     Pair(Pair3),
+    /// (key, text, shingle hashes) of `documents()`.
+    Document(Document3),
 }
+
+/// A stored document as `documents()` yields it.
+pub type Document3 = (String, Option<String>, Vec<u32>);
 
 /// An iterator fed by a background thread.
 #[pyclass(module = "lshdb._lshdb", name = "Stream", frozen)]
@@ -128,6 +133,7 @@ impl Stream {
             None => None,
             Some(Item::Key(key)) => Some(key.into_pyobject(py)?.into_any().unbind()),
             Some(Item::Pair(pair)) => Some(pair.into_pyobject(py)?.into_any().unbind()),
+            Some(Item::Document(doc)) => Some(doc.into_pyobject(py)?.into_any().unbind()),
         })
     }
 

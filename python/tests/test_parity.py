@@ -135,7 +135,7 @@ def test_insert_many_loads_item_sets(db: lshdb.Database) -> None:
     report = db.insert_many(keys=["alice", "bob"], items=[["milk", "bread", 42], [b"nails", "saw"]])
     assert report["inserted"] == 2 and report["commits"] == 1
     assert db.query(items=["milk", "bread", "42"])[0] == lshdb.Hit("alice", 1.0)
-    with pytest.raises(lshdb.InvalidInput, match="one of texts= and items="):
+    with pytest.raises(lshdb.InvalidInput, match="one of texts=, items= and shingles="):
         db.insert_many(keys=["x"], texts=["t"], items=[["i"]])
     with pytest.raises(lshdb.InvalidInput, match="1 keys but 2"):
         db.insert_many(keys=["x"], items=[["i"], ["j"]])
@@ -197,3 +197,18 @@ def test_a_new_int_keyed_file_refuses_str_keys(tmp_path: Path) -> None:
         db.query(key="1")
     with pytest.raises(lshdb.InvalidInput, match="keys are int"):
         db.batch().remove("1")
+
+
+def test_documents_export_and_shingles_import_round_trip(db: lshdb.Database, tmp_path: Path) -> None:
+    db.insert_many(corpus(groups=5))
+    exported = list(db.documents())
+    assert [d.key for d in exported] == list(db.keys())
+    assert exported[0].text is not None and exported[0].shingles == sorted(set(exported[0].shingles))
+    with lshdb.Database.create(tmp_path / "copy.lshdb", 0.5) as copy:
+        report = copy.insert_many(keys=[d.key for d in exported], shingles=[np.array(d.shingles, np.uint32) for d in exported])
+        assert report["inserted"] == len(exported)
+        assert sorted(copy.pairs()) == sorted(db.pairs())
+        with pytest.raises(lshdb.InvalidInput, match="uint32"):
+            copy.insert_many(keys=["x"], shingles=[[-1, 5]])
+        with pytest.raises(lshdb.InvalidType, match="uint32"):
+            copy.insert_many(keys=["x"], shingles=[["a"]])

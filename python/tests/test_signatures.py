@@ -49,6 +49,7 @@ INTERNAL: Dict[str, Set[str]] = {
         "insert_columns",
         "insert_pairs",
         "insert_item_columns",
+        "insert_shingle_columns",
         "query_containment",
         "apply_batch",
         "contains",

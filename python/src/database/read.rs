@@ -120,6 +120,15 @@ impl Database {
         })
     }
 
+    /// Every stored document as (key, text, shingle hashes), in id order:
+    /// what `lshdb export` writes.
+    fn documents(&self) -> Stream {
+        self.stream(|db, emit| {
+            db.for_each(|doc| emit(Item::Document((doc.key, doc.text, doc.shingles))))?;
+            Ok(())
+        })
+    }
+
     fn keys(&self) -> Stream {
         self.stream(|db, emit| {
             db.for_each(|doc| emit(Item::Key(doc.key)))?;

@@ -1,4 +1,4 @@
-//! Bulk writes of item sets, and dedup-on-write of many documents at once
+//! Bulk writes of item sets and of shingle hashes, and dedup-on-write of many documents at once
 //! on the library's pipelined path (`insert_unique_bulk`): chunks are
 //! shingled and looked up on every core while the previous one is written,
 //! with one commit per `batch` accepted documents, not one per document.
@@ -54,6 +54,28 @@ impl Database {
             let refs = item_refs(&items);
             let docs = keys.into_iter().zip(refs.iter().map(Vec::as_slice));
             Ok(db.insert_bulk(docs, &bulk_options(batch), |_| true)?)
+        })?;
+        report_dict(py, &report)
+    }
+
+    /// Bulk load of shingle hashes computed elsewhere (an export, another
+    /// tool): `keys[i]` gets the set `shingles[i]`, used as it is.
+    #[pyo3(signature = (keys, shingles, batch = None))]
+    fn insert_shingle_columns<'py>(
+        &self,
+        py: Python<'py>,
+        keys: TextBatch,
+        shingles: Vec<Vec<u32>>,
+        batch: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let report = self.read(py, |db| {
+            let keys = keys.strs()?;
+            check_lengths("insert_many", keys.len(), shingles.len())?;
+            Ok(
+                db.insert_bulk(keys.into_iter().zip(shingles), &bulk_options(batch), |_| {
+                    true
+                })?,
+            )
         })?;
         report_dict(py, &report)
     }
