@@ -68,7 +68,7 @@ class MinHashLSHEnsemble:
         self._store = Store(parse_storage(storage_config), config)
 
     def index(self, entries: Iterable[Tuple[Hashable, MinHash, int]]) -> None:
-        """Indexes every ``(key, minhash, size)`` in one transaction. Only
+        """Indexes every ``(key, minhash, size)`` on lshdb's bulk path. Only
         once, on an empty index; ``ValueError`` for a non-positive size, a
         repeated key or no entries."""
         if not self.is_empty():

@@ -70,7 +70,7 @@ class MinHashLSHForest:
             self._bands[key] = band_bytes(minhash.hashvalues, self.l, self.k)
 
     def index(self) -> None:
-        """Makes every added key searchable (one transaction)."""
+        """Makes every added key searchable (on lshdb's bulk path)."""
         pending, self._pending = self._pending, {}
         if pending:
             self._store.insert_many(pending.items())

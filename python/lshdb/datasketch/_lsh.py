@@ -170,7 +170,7 @@ class MinHashLSH:
 
     def insertion_session(self, buffer_size: int = 50000) -> "MinHashLSHInsertionSession":
         """``with lsh.insertion_session() as s: s.insert(key, m)``: the
-        inserts are written in one transaction per ``buffer_size`` keys."""
+        inserts are written on lshdb's bulk path per ``buffer_size`` keys."""
         return MinHashLSHInsertionSession(self, buffer_size)
 
     def deletion_session(self, buffer_size: int = 50000) -> "MinHashLSHDeletionSession":
