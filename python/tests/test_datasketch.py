@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lshdb
+import lshdb.datasketch
 from lshdb.datasketch import LeanMinHash, MinHash, MinHashLSH, MinHashLSHEnsemble, MinHashLSHForest
 
 
@@ -311,3 +312,21 @@ def test_minhash_takes_datasketchs_arguments_and_no_others() -> None:
     assert len(m) == 16 and m.seed == 3
     with pytest.raises(TypeError):
         MinHash(num_perms=16)  # type: ignore[call-arg]
+
+
+def test_every_datasketch_import_path_works_and_weighted_minhash_says_it_is_unsupported() -> None:
+    import importlib
+
+    for module, name in [
+        ("minhash", "MinHash"),
+        ("lean_minhash", "LeanMinHash"),
+        ("hashfunc", "sha1_hash32"),
+        ("lsh", "MinHashLSH"),
+        ("lshforest", "MinHashLSHForest"),
+        ("lshensemble", "MinHashLSHEnsemble"),
+        ("weighted_minhash", "WeightedMinHashGenerator"),
+    ]:
+        public = importlib.import_module(f"lshdb.datasketch.{module}")
+        assert getattr(public, name) is getattr(lshdb.datasketch, name)
+    with pytest.raises(NotImplementedError, match="weighted"):
+        lshdb.datasketch.WeightedMinHashGenerator(100, sample_size=128)

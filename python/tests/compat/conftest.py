@@ -1,7 +1,9 @@
 """datasketch's own tests of MinHashLSH, MinHashLSHForest and
 MinHashLSHEnsemble (test_lsh.py, test_lshforest.py, test_lshensemble.py,
 from github.com/ekzhu/datasketch at 8d4bda1, MIT licence in LICENSE),
-run against lshdb.datasketch with only their import lines changed.
+run against lshdb.datasketch with only their import lines changed:
+``datasketch`` became ``lshdb.datasketch`` and ``import mockredis`` is
+commented out.
 
 The tests that cannot pass are skipped here, each with its reason, rather
 than edited; docs/datasketch.md lists them. Every other test must pass.
@@ -17,7 +19,7 @@ REDIS = (
     "uses datasketch's Redis storage through the mockredis mock; lshdb.datasketch keeps an index "
     "in memory or in an lshdb file, not in Redis"
 )
-WEIGHTED = "uses WeightedMinHash (weighted Jaccard), which lshdb.datasketch does not provide"
+WEIGHTED = "uses WeightedMinHash (weighted Jaccard), which lshdb.datasketch does not provide (its names raise)"
 
 #: test id (file::class::test) → why it cannot pass.
 CANNOT_PASS: Dict[str, str] = {

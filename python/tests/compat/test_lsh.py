@@ -2,12 +2,12 @@ import pickle
 import unittest
 from unittest.mock import patch
 
-# import mockredis  # lshdb.datasketch: no Redis storage, so no Redis mock
+# import mockredis  # changed for lshdb.datasketch: no Redis storage, so no Redis mock
 import numpy as np
 
-from lshdb.datasketch import MinHashLSH
-from lshdb.datasketch import MinHash
-# from datasketch.weighted_minhash import WeightedMinHashGenerator  # lshdb.datasketch: no WeightedMinHash
+from lshdb.datasketch.lsh import MinHashLSH
+from lshdb.datasketch.minhash import MinHash
+from lshdb.datasketch.weighted_minhash import WeightedMinHashGenerator
 
 
 def fake_redis(**kwargs):

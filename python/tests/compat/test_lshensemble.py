@@ -2,11 +2,11 @@ import pickle
 import unittest
 from unittest.mock import patch
 
-# import mockredis  # lshdb.datasketch: no Redis storage, so no Redis mock
+# import mockredis  # changed for lshdb.datasketch: no Redis storage, so no Redis mock
 import numpy as np
 
-from lshdb.datasketch import MinHashLSHEnsemble
-from lshdb.datasketch import MinHash
+from lshdb.datasketch.lshensemble import MinHashLSHEnsemble
+from lshdb.datasketch.minhash import MinHash
 
 
 def fake_redis(**kwargs):

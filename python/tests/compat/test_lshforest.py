@@ -3,9 +3,9 @@ import unittest
 
 import numpy as np
 
-# from datasketch import WeightedMinHashGenerator  # lshdb.datasketch: no WeightedMinHash
-from lshdb.datasketch import MinHashLSHForest
-from lshdb.datasketch import MinHash
+from lshdb.datasketch import WeightedMinHashGenerator
+from lshdb.datasketch.lshforest import MinHashLSHForest
+from lshdb.datasketch.minhash import MinHash
 
 
 class TestMinHashLSHForest(unittest.TestCase):
