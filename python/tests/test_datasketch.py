@@ -314,7 +314,7 @@ def test_minhash_takes_datasketchs_arguments_and_no_others() -> None:
         MinHash(num_perms=16)  # type: ignore[call-arg]
 
 
-def test_every_datasketch_import_path_works_and_weighted_minhash_says_it_is_unsupported() -> None:
+def test_every_datasketch_import_path_works_and_unsupported_sketches_say_so() -> None:
     import importlib
 
     for module, name in [
@@ -325,8 +325,11 @@ def test_every_datasketch_import_path_works_and_weighted_minhash_says_it_is_unsu
         ("lshforest", "MinHashLSHForest"),
         ("lshensemble", "MinHashLSHEnsemble"),
         ("weighted_minhash", "WeightedMinHashGenerator"),
+        ("b_bit_minhash", "bBitMinHash"),
     ]:
         public = importlib.import_module(f"lshdb.datasketch.{module}")
         assert getattr(public, name) is getattr(lshdb.datasketch, name)
     with pytest.raises(NotImplementedError, match="weighted"):
         lshdb.datasketch.WeightedMinHashGenerator(100, sample_size=128)
+    with pytest.raises(NotImplementedError, match="b-bit"):
+        lshdb.datasketch.bBitMinHash(MinHash())

@@ -10,10 +10,10 @@ file. See ``docs/datasketch.md``.
 This module only re-exports: sketches (``_minhash``), the indexes
 (``_lsh``, ``_forest``, ``_ensemble``), their lshdb database (``_store``),
 key mapping (``_keys``), datasketch's parameter choice (``_params``) and
-hash tables (``_tables``), and the weighted names that are not supported
-(``_weighted``). The public modules named as datasketch's (``minhash``,
+hash tables (``_tables``), and the names that are not supported
+(``_unsupported``). The public modules named as datasketch's (``minhash``,
 ``lean_minhash``, ``hashfunc``, ``lsh``, ``lshforest``, ``lshensemble``,
-``weighted_minhash``) re-export too, so that every datasketch import
+``weighted_minhash``, ``b_bit_minhash``) re-export too, so that every datasketch import
 works with ``datasketch`` changed to ``lshdb.datasketch``.
 """
 
@@ -21,7 +21,7 @@ from ._ensemble import MinHashLSHEnsemble
 from ._forest import MinHashLSHForest
 from ._lsh import MinHashLSH, MinHashLSHDeletionSession, MinHashLSHInsertionSession
 from ._minhash import LeanMinHash, MinHash, sha1_hash32
-from ._weighted import WeightedMinHash, WeightedMinHashGenerator
+from ._unsupported import WeightedMinHash, WeightedMinHashGenerator, bBitMinHash
 
 __all__ = [
     "MinHash",
@@ -34,6 +34,7 @@ __all__ = [
     "sha1_hash32",
     "WeightedMinHash",
     "WeightedMinHashGenerator",
+    "bBitMinHash",
 ]
 
 for _public in (MinHash, LeanMinHash, MinHashLSH, MinHashLSHForest, MinHashLSHEnsemble):

@@ -87,6 +87,7 @@ class MinHash:
             raise ValueError("The hashfunc must be a callable.")
         self.seed = seed
         self.hashfunc = hashfunc
+        self._gpu_mode = gpu_mode  # kept for copies, as datasketch does; the CPU path runs
         self.permutations: U64 = (
             _permutations(seed, int(num_perm)) if permutations is None else np.asarray(permutations, dtype=np.uint64)
         )
@@ -178,7 +179,13 @@ class MinHash:
 
     def copy(self) -> "MinHash":
         """An independent copy (with its set)."""
-        out = MinHash(seed=self.seed, hashfunc=self.hashfunc, hashvalues=self.digest(), permutations=self.permutations)
+        out = MinHash(
+            seed=self.seed,
+            hashfunc=self.hashfunc,
+            hashvalues=self.digest(),
+            permutations=self.permutations,
+            gpu_mode=self._gpu_mode,
+        )
         out._set = None if self._set is None else set(self._set)
         return out
 
@@ -258,6 +265,27 @@ class LeanMinHash(MinHash):
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash((self.seed, bytes(self.hashvalues.data)))
+
+    def bytesize(self, byteorder: str = "@") -> int:
+        """The size of :meth:`serialize`'s output: datasketch's format (seed,
+        length, 32-bit hash values), which holds no set."""
+        return struct.calcsize(byteorder + "q") + struct.calcsize(byteorder + "i") + len(self) * 4
+
+    def serialize(self, buf: Any, byteorder: str = "@") -> None:
+        """Writes datasketch's serialized form into the buffer ``buf``."""
+        if len(buf) < self.bytesize(byteorder):
+            raise ValueError("The buffer does not have enough space for holding this MinHash.")
+        fmt = "%sqi%dI" % (byteorder, len(self))
+        struct.pack_into(fmt, buf, 0, self.seed, len(self), *(int(v) for v in self.hashvalues))
+
+    @classmethod
+    def deserialize(cls, buf: Any, byteorder: str = "@") -> "LeanMinHash":
+        """Reads datasketch's serialized form: a sketch without its set (it
+        estimates, and cannot be indexed)."""
+        seed, num_perm = struct.unpack_from(byteorder + "qi", buf, 0)
+        offset = struct.calcsize(byteorder + "qi")
+        hashvalues = struct.unpack_from(byteorder + "%dI" % num_perm, buf, offset)
+        return cls(seed=seed, hashvalues=hashvalues)
 
 
 def item_set(minhash: Any, num_perm: int, what: str) -> Tuple[int, ...]:

@@ -2,6 +2,6 @@
 import ...`` works where ``from datasketch.weighted_minhash import ...`` did. It only
 re-exports."""
 
-from ._weighted import WeightedMinHash, WeightedMinHashGenerator
+from ._unsupported import WeightedMinHash, WeightedMinHashGenerator
 
 __all__ = ["WeightedMinHash", "WeightedMinHashGenerator"]

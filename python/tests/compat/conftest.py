@@ -1,9 +1,10 @@
 """datasketch's own tests of MinHashLSH, MinHashLSHForest and
-MinHashLSHEnsemble (test_lsh.py, test_lshforest.py, test_lshensemble.py,
-from github.com/ekzhu/datasketch at 8d4bda1, MIT licence in LICENSE),
-run against lshdb.datasketch with only their import lines changed:
-``datasketch`` became ``lshdb.datasketch`` and ``import mockredis`` is
-commented out.
+MinHashLSHEnsemble (test_lsh.py, test_lshforest.py, test_lshensemble.py)
+and of MinHash and LeanMinHash (test_minhash.py, test_lean_minhash.py,
+with their helper utils.py), from github.com/ekzhu/datasketch at 8d4bda1
+(MIT licence in LICENSE), run against lshdb.datasketch with only their
+import lines changed: ``datasketch`` became ``lshdb.datasketch``,
+``import mockredis`` is commented out, and ``test.utils`` is ``.utils``.
 
 The tests that cannot pass are skipped here, each with its reason, rather
 than edited; docs/datasketch.md lists them. Every other test must pass.
@@ -19,6 +20,7 @@ REDIS = (
     "uses datasketch's Redis storage through the mockredis mock; lshdb.datasketch keeps an index "
     "in memory or in an lshdb file, not in Redis"
 )
+BBIT = "uses bBitMinHash (b-bit MinHash), which lshdb.datasketch does not provide (its name raises)"
 WEIGHTED = "uses WeightedMinHash (weighted Jaccard), which lshdb.datasketch does not provide (its names raise)"
 
 #: test id (file::class::test) → why it cannot pass.
@@ -38,6 +40,11 @@ CANNOT_PASS: Dict[str, str] = {
     "test_lshforest.py::TestWeightedMinHashLSHForest::test__H": WEIGHTED,
     "test_lshforest.py::TestWeightedMinHashLSHForest::test_query": WEIGHTED,
     "test_lshforest.py::TestWeightedMinHashLSHForest::test_pickle": WEIGHTED,
+    "test_minhash.py::TestbBitMinHash::test_init": BBIT,
+    "test_minhash.py::TestbBitMinHash::test_eq": BBIT,
+    "test_minhash.py::TestbBitMinHash::test_jaccard": BBIT,
+    "test_minhash.py::TestbBitMinHash::test_bytesize": BBIT,
+    "test_minhash.py::TestbBitMinHash::test_pickle": BBIT,
 }
 
 
