@@ -35,9 +35,10 @@ pub struct Args {
     /// Near-duplicates of the stored document with this key.
     #[arg(long)]
     key: Option<String>,
-    /// Many queries, one JSON object per line (fields as in `add`); `-` is
-    /// standard input. Output: one JSON line per query.
-    #[arg(long, value_name = "FILE|-")]
+    /// Many queries, one per record (JSON Lines, CSV or Parquet; fields
+    /// and --format as in `add`); `-` is standard input. Output: one JSON
+    /// line per query.
+    #[arg(long, visible_alias = "records", value_name = "FILE|-")]
     jsonl: Option<String>,
     #[command(flatten)]
     fields: JsonFields,
@@ -226,14 +227,20 @@ fn run_simhash(
 
 fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult {
     ctx.interrupt().catch_interrupt();
-    let reader = args.fields.open(path)?;
+    let stopped = |answered: u64| {
+        CliError::Interrupted(format!(
+            "interrupted: stopped after the {answered} result line(s) printed above"
+        ))
+    };
+    let reader = match args.fields.open(path, ctx.interrupt()) {
+        Err(_) if ctx.interrupt().interrupted() => return Err(stopped(0)),
+        reader => reader?,
+    };
     let mut answered = 0u64;
     let mut found = false;
     for item in reader {
         if ctx.interrupt().interrupted() {
-            return Err(CliError::Interrupted(format!(
-                "interrupted: stopped after the {answered} result line(s) printed above"
-            )));
+            return Err(stopped(answered));
         }
         match item {
             Ok(record) => {
@@ -285,6 +292,9 @@ fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult
                 return fail(format!("reading input {path} failed: {err}"));
             }
         }
+    }
+    if ctx.interrupt().interrupted() {
+        return Err(stopped(answered));
     }
     Ok(args.outcome(found))
 }

@@ -68,15 +68,17 @@ impl ParquetSource {
         };
         if column(&empty, &source.fields.text).is_none() {
             return fail(format!(
-                "{path} has no column `{}` (--text-field); its columns: {}",
+                "{path} has no column `{}`{}; its columns: {}",
                 source.fields.text,
+                source.fields.text_flag(),
                 columns()
             ));
         }
         if let Some(id) = &source.fields.id {
             if column(&empty, id).is_none() {
                 return fail(format!(
-                    "{path} has no column `{id}` (--id-field); its columns: {}",
+                    "{path} has no column `{id}`{}; its columns: {}",
+                    source.fields.id_flag(),
                     columns()
                 ));
             }
@@ -124,6 +126,7 @@ impl ParquetSource {
                     Parsed::Good(Good {
                         id: id.as_ref().and_then(|a| id_at(a, row)),
                         text: t.unwrap_or_default().to_owned(),
+                        shingles: None,
                         score: score.as_ref().and_then(|a| number_at(a, row)),
                     })
                 }
@@ -293,8 +296,7 @@ mod tests {
 
     #[test]
     fn rows_sharing_a_huge_dictionary_value_come_in_chunks_bounded_by_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("in.parquet");
+        let (_dir, path) = crate::support::testing::temp_path("in.parquet");
         // 100 rows, all pointing at one 10 MB text: a tiny file.
         let big = "word ".repeat(2 << 20);
         let values = StringArray::from(vec![big.as_str()]);
