@@ -187,13 +187,11 @@ fn reason(err: &Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Config, Database};
+    use crate::Database;
 
     #[test]
     fn salvage_walks_past_a_damaged_set_record() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.lshdb");
-        let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+        let (_dir, path, db) = crate::testing::new_db("s.lshdb");
         // More documents than one slice, to cross slice boundaries.
         let n = super::SLICE_DOCS * 2 + 5;
         let mut batch = db.batch().unwrap();
@@ -263,8 +261,7 @@ mod tests {
 
     #[test]
     fn salvage_survives_a_storage_engine_panic() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::create(dir.path().join("p.lshdb"), Config::jaccard(0.8)).unwrap();
+        let (_dir, _, db) = crate::testing::new_db("p.lshdb");
         let mut batch = db.batch().unwrap();
         for i in 0..50 {
             batch
