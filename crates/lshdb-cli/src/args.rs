@@ -1,7 +1,7 @@
 //! Argument types and helpers shared by several commands.
 
 use crate::interrupt::Interrupt;
-use crate::records::{detect, Fields, Format, Keyed};
+use crate::records::{detect, Fields, Format, Keyed, Source};
 use crate::support::context::Context;
 use crate::CliError;
 use lshdb::shingle::ShingleKind;
@@ -150,6 +150,7 @@ impl JsonFields {
             flags: Some(("--text-field", "--key-field")),
             shingles: true,
         };
-        Keyed::open(path, detect(path, self.format)?, &fields, interrupt)
+        let source = Source::open(path, detect(path, self.format)?, &fields, interrupt)?;
+        Keyed::new(source, &fields, interrupt)
     }
 }

@@ -5,7 +5,7 @@
 //! reason. The first chunk is read when the input is opened, so that a
 //! wrong field name fails before anything is loaded, as in `dedup`.
 
-use super::{Fields, Format, Good, Parsed, Source};
+use super::{Fields, Good, Parsed, Source};
 use crate::input::{InputError, Record};
 use crate::interrupt::Interrupt;
 use crate::CliError;
@@ -25,21 +25,6 @@ pub struct Keyed {
 }
 
 impl Keyed {
-    /// Opens `path` (`-`: standard input) as `format` and reads its first
-    /// chunk. `fields.id` names the key.
-    pub fn open(
-        path: &str,
-        format: Format,
-        fields: &Fields,
-        interrupt: &Interrupt,
-    ) -> Result<Self, CliError> {
-        Self::new(
-            Source::open(path, format, fields, interrupt)?,
-            fields,
-            interrupt,
-        )
-    }
-
     /// The records of an open [`Source`]; reads its first chunk.
     pub fn new(
         mut source: Source,

@@ -66,27 +66,16 @@ impl ParquetSource {
                 .collect();
             names.join(", ")
         };
-        if column(&empty, &source.fields.text).is_none() {
-            return fail(format!(
-                "{path} has no column `{}`{}; its columns: {}",
-                source.fields.text,
-                source.fields.text_flag(),
-                columns()
-            ));
-        }
-        if let Some(id) = &source.fields.id {
-            if column(&empty, id).is_none() {
+        let fields = &source.fields;
+        let wanted = [
+            (Some(&fields.text), fields.text_flag()),
+            (fields.id.as_ref(), fields.id_flag()),
+            (fields.score.as_ref(), " (--keep)".to_owned()),
+        ];
+        for (name, flag) in wanted {
+            if let Some(name) = name.filter(|name| column(&empty, name).is_none()) {
                 return fail(format!(
-                    "{path} has no column `{id}`{}; its columns: {}",
-                    source.fields.id_flag(),
-                    columns()
-                ));
-            }
-        }
-        if let Some(score) = &source.fields.score {
-            if column(&empty, score).is_none() {
-                return fail(format!(
-                    "{path} has no column `{score}` (--keep); its columns: {}",
+                    "{path} has no column `{name}`{flag}; its columns: {}",
                     columns()
                 ));
             }
