@@ -271,6 +271,22 @@ fn chunk_for(path: &str) -> usize {
 }
 
 #[cfg(test)]
+impl Source {
+    /// `path` opened as `format`, with only a `text` field: for tests.
+    pub(crate) fn open_text(path: &Path, format: Format) -> Self {
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+            flags: None,
+            shingles: false,
+        };
+        let path = path.to_str().expect("a UTF-8 path");
+        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -324,21 +340,5 @@ mod tests {
             records += chunk.units.len();
         }
         assert_eq!(records, 40);
-    }
-}
-
-#[cfg(test)]
-impl Source {
-    /// `path` opened as `format`, with only a `text` field: for tests.
-    pub(crate) fn open_text(path: &Path, format: Format) -> Self {
-        let fields = Fields {
-            text: "text".into(),
-            id: None,
-            score: None,
-            flags: None,
-            shingles: false,
-        };
-        let path = path.to_str().expect("a UTF-8 path");
-        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
     }
 }
