@@ -6,7 +6,7 @@ use crate::input::{read_text_file, FileText, InputError, Record};
 use crate::interrupt::Interrupt;
 use crate::output::progress;
 use crate::support::context::Context;
-use crate::support::load::{good_records, load_unique, load_with, report, Skips};
+use crate::support::load::{good_records, report, Loader, Skips};
 use crate::{fail, CliError, CmdResult};
 use indicatif::ProgressBar;
 use lshdb::DocumentBuf;
@@ -191,9 +191,15 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         ..Skips::default()
     });
     let records = good_records(input, &skips, args.strict);
+    let loader = Loader {
+        db: &db,
+        batch: args.batch,
+        bar: &bar,
+        ctx,
+    };
     let summary = match args.unique {
-        None => load_with(&db, records, args.batch, &bar, ctx)?,
-        Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar, ctx)?,
+        None => loader.bulk(records)?,
+        Some(threshold) => loader.unique(records, threshold)?,
     };
     report(&summary, skips.into_inner(), args.json, ctx)
 }

@@ -7,7 +7,7 @@ use crate::output::{escaped, json, line, similarity};
 use crate::support::context::Context;
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{Database, DocumentBuf, Query, QueryResult};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Find stored near-duplicates of a text, a file, a stored key, or many
@@ -299,20 +299,10 @@ fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult
     Ok(args.outcome(found))
 }
 
-fn result_json(
-    label: &serde_json::Value,
-    result: &QueryResult,
-    explain: bool,
-) -> serde_json::Value {
-    let hits: Vec<_> = result
-        .hits
-        .iter()
-        .map(|h| json!({"key": h.key, "similarity": h.similarity}))
-        .collect();
-    let warnings = crate::render::warnings_json(&result.explain.warnings);
-    let mut value = json!({"query": label, "hits": hits, "warnings": warnings});
-    if explain {
-        value["explain"] = crate::render::explain_json(&result.explain);
-    }
-    value
+/// One query's JSON line: its similarity hits.
+fn result_json(label: &Value, result: &QueryResult, explain: bool) -> Value {
+    let hits = result.hits.iter();
+    let hits = hits.map(|h| json!({"key": h.key, "similarity": h.similarity}));
+    let explain = explain.then(|| crate::render::explain_json(&result.explain));
+    crate::render::query_json(label, hits.collect(), &result.explain.warnings, explain)
 }

@@ -45,6 +45,22 @@ pub fn warnings_json(warnings: &[Warning]) -> Value {
     json!(warnings.iter().map(warning).collect::<Vec<_>>())
 }
 
+/// One query's JSON line (`query --json`, `query --jsonl`): its label,
+/// its hits, the warnings in the CLI's words and, with `--explain`, the
+/// explain record.
+pub fn query_json(
+    label: &Value,
+    hits: Vec<Value>,
+    warnings: &[Warning],
+    explain: Option<Value>,
+) -> Value {
+    let mut value = json!({"query": label, "hits": hits, "warnings": warnings_json(warnings)});
+    if let Some(explain) = explain {
+        value["explain"] = explain;
+    }
+    value
+}
+
 /// `value` serialised, with its `warnings` field worded for the CLI.
 fn with_warnings(value: &impl serde::Serialize, warnings: &[Warning]) -> Value {
     let mut value = serde_json::to_value(value).unwrap_or(Value::Null);
