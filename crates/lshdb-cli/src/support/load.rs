@@ -304,36 +304,33 @@ impl Loader<'_> {
         self,
         records: impl Iterator<Item = (String, D)>,
     ) -> Result<Summary, CliError> {
-        let Loader {
-            db,
-            batch,
-            bar,
-            ctx,
-        } = self;
-        let interrupt = ctx.interrupt();
+        let interrupt = self.ctx.interrupt();
         let mut committed = Committed::default();
         let mut rejections = Limited::default();
-        let result = db.insert_bulk(records, &BulkOptions::default().batch(batch), |r| {
-            for (key, err) in &r.rejected[committed.rejected as usize..] {
-                reject(&mut rejections, key, err);
-            }
-            committed = Committed {
-                inserted: r.inserted,
-                replaced: r.replaced,
-                commits: r.commits,
-                rejected: r.rejected.len() as u64,
-            };
-            interrupt.note_progress(committed.text());
-            bar.set_message(format!("{} added", committed.inserted));
-            !interrupt.interrupted()
-        });
-        bar.finish_and_clear();
+        let result = self
+            .db
+            .insert_bulk(records, &BulkOptions::default().batch(self.batch), |r| {
+                for (key, err) in &r.rejected[committed.rejected as usize..] {
+                    reject(&mut rejections, key, err);
+                }
+                committed = Committed {
+                    inserted: r.inserted,
+                    replaced: r.replaced,
+                    commits: r.commits,
+                    rejected: r.rejected.len() as u64,
+                };
+                interrupt.note_progress(committed.text());
+                self.bar
+                    .set_message(format!("{} added", committed.inserted));
+                !interrupt.interrupted()
+            });
+        self.bar.finish_and_clear();
         let report = end_load(
             result.map_err(CliError::from),
             &rejections,
             &committed.text(),
             committed.inserted,
-            ctx,
+            self.ctx,
         )?;
         Ok(Summary {
             report,
@@ -365,13 +362,7 @@ impl Loader<'_> {
         records: impl Iterator<Item = (String, DocumentBuf)>,
         threshold: f64,
     ) -> Result<Summary, CliError> {
-        let Loader {
-            db,
-            batch,
-            bar,
-            ctx,
-        } = self;
-        let interrupt = ctx.interrupt();
+        let interrupt = self.ctx.interrupt();
         // What is committed.
         let mut report = BulkReport::default();
         let mut duplicates = 0u64;
@@ -387,10 +378,10 @@ impl Loader<'_> {
         let result = (|| -> Result<(), CliError> {
             let mut done = false;
             while !done && !interrupt.interrupted() {
-                let mut txn = db.batch()?;
+                let mut txn = self.db.batch()?;
                 // The open transaction's counts.
                 let (mut new, mut dup, mut rejected) = (0u64, 0u64, Vec::new());
-                let mut left = batch.max(1);
+                let mut left = self.batch.max(1);
                 while left > 0 && !done && !interrupt.interrupted() {
                     // Prepared in parallel, checked in order (one call per chunk).
                     let want = left.min(UNIQUE_CHUNK);
@@ -423,13 +414,13 @@ impl Loader<'_> {
                 report.rejected.extend(rejected);
                 duplicates += dup;
                 interrupt.note_progress(text(&report, duplicates));
-                bar.set_message(format!("{} added", report.inserted));
+                self.bar.set_message(format!("{} added", report.inserted));
             }
             Ok(())
         })();
-        bar.finish_and_clear();
+        self.bar.finish_and_clear();
         let summary = text(&report, duplicates);
-        end_load(result, &rejections, &summary, report.inserted, ctx)?;
+        end_load(result, &rejections, &summary, report.inserted, self.ctx)?;
         Ok(Summary {
             report,
             duplicates,
