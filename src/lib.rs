@@ -49,6 +49,8 @@ mod sketcher;
 pub mod store;
 #[cfg(not(feature = "internals"))]
 mod store;
+#[cfg(test)]
+mod testing;
 
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{

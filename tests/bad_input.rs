@@ -230,12 +230,9 @@ fn keys_outside_the_limits_are_rejected() {
         (too_long_utf8.as_str(), MAX_KEY_BYTES + 2),
     ] {
         let bad = |r: lshdb::Result<()>| matches!(r, Err(Error::InvalidKey { len: l, max: MAX_KEY_BYTES }) if l == len);
-        assert!(bad(db.insert(key, TEXT_A)));
-        assert!(bad(db.insert_items(key, &["x"])));
-        assert!(bad(db.insert_unique(key, TEXT_A, 0.9).map(|_| ())));
-        let mut batch = db.batch().unwrap();
-        assert!(bad(batch.insert(key, TEXT_A)));
-        batch.abort().unwrap();
+        assert!(common::write_every_way(&db, key, TEXT_A)
+            .into_iter()
+            .all(bad));
         assert!(!db.contains(key).unwrap());
     }
     assert_eq!(state(&db), before);

@@ -391,12 +391,9 @@ fn keys_crossing_the_limit_inside_a_multibyte_character() {
     let invalid = |r: lshdb::Result<()>| matches!(r, Err(Error::InvalidKey { len, max: MAX_KEY_BYTES }) if len == MAX_KEY_BYTES + 1);
     for key in &over {
         assert_eq!(key.len(), MAX_KEY_BYTES + 1);
-        assert!(invalid(db.insert(key, text)));
-        assert!(invalid(db.insert_items(key, &["x"])));
-        assert!(invalid(db.insert_unique(key, text, 0.9).map(|_| ())));
-        let mut batch = db.batch().unwrap();
-        assert!(invalid(batch.insert(key, text)));
-        batch.abort().unwrap();
+        assert!(common::write_every_way(&db, key, text)
+            .into_iter()
+            .all(invalid));
         // Reads and removal of a key that cannot exist just miss.
         assert_eq!(db.get(key).unwrap(), None);
         assert!(!db.contains(key).unwrap());

@@ -1,52 +1,52 @@
-//! The CLI's JSON Lines reader (`crates/lshdb-cli/src/input.rs`, compiled into
-//! this target as a module, unchanged) on arbitrary bytes, with the default
-//! fields `id`/`text` and with `key`/`body`. Never a panic; every line is
-//! either a record, a bad line with its number, or blank; line numbers
-//! only grow and never pass the number of lines; a text record's text is
-//! not blank, and its key is the JSON field's value.
+//! The CLI's JSON Lines line reader (`crates/lshdb-cli/src/support/jsonl.rs`,
+//! compiled into this target as a module, unchanged; the one reader every
+//! command's JSON records go through) on arbitrary bytes. Never a panic;
+//! every line is a JSON object, a blank line or a bad line with a reason;
+//! line numbers only grow and never pass the number of lines.
 //!
-//! Records are then sketched by a database on an in-memory backend (the
+//! Objects with a scalar `id` and a non-blank `text` (what `lshdb add`
+//! keeps) are then sketched by a database on an in-memory backend (the
 //! same path `lshdb add` takes), which must not panic either.
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../crates/lshdb-cli/src/input.rs"]
-mod input;
+#[path = "../../crates/lshdb-cli/src/support/jsonl.rs"]
+mod jsonl;
 
-use input::{InputError, JsonLines};
+use jsonl::{parse_object, scalar_text, Line, Lines};
 use libfuzzer_sys::fuzz_target;
 use lshdb::{BulkOptions, Config, Database, DocumentBuf};
 
 fuzz_target!(|data: &[u8]| {
-    let lines = data.split(|&b| b == b'\n').count() as u64;
-    for (key_field, text_field) in [("id", "text"), ("key", "body")] {
-        let mut last = 0;
-        let mut records = Vec::new();
-        for item in JsonLines::new(data, key_field, text_field) {
-            let line = match item {
-                Ok(record) => {
-                    if let DocumentBuf::Text(text) = &record.doc {
-                        assert!(!text.trim().is_empty(), "blank text accepted");
+    let count = data.split(|&b| b == b'\n').count() as u64;
+    let mut lines = Lines::new(data, 0);
+    let (mut last, mut records) = (0, Vec::new());
+    loop {
+        match lines.read().expect("no I/O error from a byte slice") {
+            Line::End => break,
+            Line::TooLong => {}
+            Line::Read => match parse_object(&lines.buf) {
+                Ok(Some(value)) => {
+                    let key = value.get("id").and_then(scalar_text);
+                    if let (Some(key), Some(serde_json::Value::String(text))) = (key, value.get("text")) {
+                        if !text.trim().is_empty() {
+                            records.push((key, DocumentBuf::Text(text.clone())));
+                        }
                     }
-                    let line = record.line;
-                    records.push((record.key, record.doc));
-                    line
                 }
-                Err(InputError::Bad { line, reason }) => {
-                    assert!(!reason.is_empty());
-                    line
-                }
-                Err(InputError::Io(e)) => panic!("I/O error from a byte slice: {e}"),
-            };
-            assert!(
-                line > last && line <= lines,
-                "line {line} after {last} of {lines}"
-            );
-            last = line;
+                Ok(None) => {}
+                Err(reason) => assert!(!reason.is_empty()),
+            },
         }
-        if !records.is_empty() {
-            load(records);
-        }
+        assert!(
+            lines.line > last && lines.line <= count,
+            "line {} after {last} of {count}",
+            lines.line
+        );
+        last = lines.line;
+    }
+    if !records.is_empty() {
+        load(records);
     }
 });
 

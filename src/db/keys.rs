@@ -10,6 +10,7 @@ use super::maintain::CheckReport;
 use crate::hash::key_hash;
 use crate::store::codec;
 use crate::store::legacy;
+use crate::store::probe::Probe;
 use crate::store::runs::RunWriter;
 use crate::store::schema::{DOCS, KEY_BAND};
 use crate::store::tables::{context, Index, Postings, ReadTables, Reader};
@@ -36,15 +37,8 @@ pub(super) fn check_document(
     }
     // The first id at or after this one under the key's hash.
     let mut found = Vec::new();
-    let after = id.checked_sub(1);
-    tables.postings(
-        Postings::Buckets,
-        KEY_BAND,
-        key_hash(key),
-        after,
-        1,
-        &mut found,
-    )?;
+    let probe = Probe::first_from(KEY_BAND, key_hash(key), id);
+    tables.postings(Postings::Buckets, probe, &mut found)?;
     if found.first() != Some(&id) {
         report.problem(format!(
             "document {id} (key `{key}`) is missing from the key index"

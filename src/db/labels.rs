@@ -60,13 +60,11 @@ impl Database {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Config, Database, Error};
+    use crate::{Database, Error};
 
     #[test]
     fn labels_are_stored_durably_and_absent_until_set() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("l.lshdb");
-        let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+        let (_dir, path, db) = crate::testing::new_db("l.lshdb");
         // A new file has no labels table; reading does not create it.
         assert_eq!(db.label("scan.root").unwrap(), None);
         db.set_label("scan.root", "/some/where").unwrap();

@@ -6,6 +6,7 @@ use crate::pipeline::Pipeline;
 use crate::sketch::ensemble::Ensemble;
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::containment;
+use crate::store::probe::Probe;
 use crate::store::tables::{Index, Postings, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata};
@@ -361,14 +362,8 @@ impl Walk<'_> {
             // The first id at or after this one in the bucket, from
             // the fresh postings and every run.
             let mut found = Vec::new();
-            tables.postings(
-                Postings::Buckets,
-                band as u32,
-                key,
-                id.checked_sub(1),
-                1,
-                &mut found,
-            )?;
+            let probe = Probe::first_from(band as u32, key, id);
+            tables.postings(Postings::Buckets, probe, &mut found)?;
             if found.first() != Some(&id) {
                 report.problem(format!(
                     "document {id} is missing from its bucket in band {band}"

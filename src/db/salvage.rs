@@ -187,13 +187,28 @@ fn reason(err: &Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Config, Database};
+    use super::SkippedDocument;
+    use crate::{Database, ExportedDocument, Result};
+
+    /// The keys a salvage walk handed over, and the documents it skipped.
+    fn walked(
+        walk: impl FnOnce(
+            &mut dyn FnMut(ExportedDocument) -> bool,
+            &mut dyn FnMut(SkippedDocument),
+        ) -> Result<()>,
+    ) -> (Vec<String>, Vec<SkippedDocument>) {
+        let (mut good, mut bad) = (Vec::new(), Vec::new());
+        let mut keep = |doc: ExportedDocument| {
+            good.push(doc.key);
+            true
+        };
+        walk(&mut keep, &mut |skip| bad.push(skip)).unwrap();
+        (good, bad)
+    }
 
     #[test]
     fn salvage_walks_past_a_damaged_set_record() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.lshdb");
-        let db = Database::create(&path, Config::jaccard(0.8)).unwrap();
+        let (_dir, path, db) = crate::testing::new_db("s.lshdb");
         // More documents than one slice, to cross slice boundaries.
         let n = super::SLICE_DOCS * 2 + 5;
         let mut batch = db.batch().unwrap();
@@ -228,15 +243,7 @@ mod tests {
         }
         let db = Database::open(&path).unwrap();
         assert!(db.for_each(|_| true).is_err());
-        let (mut good, mut bad) = (Vec::new(), Vec::new());
-        db.for_each_salvage(
-            |doc| {
-                good.push(doc.key);
-                true
-            },
-            |skip| bad.push(skip),
-        )
-        .unwrap();
+        let (good, bad) = walked(|f, skipped| db.for_each_salvage(f, skipped));
         assert_eq!(good.len(), n - victims.len());
         assert!(
             good.windows(2).all(|w| w[0] < w[1]),
@@ -263,8 +270,7 @@ mod tests {
 
     #[test]
     fn salvage_survives_a_storage_engine_panic() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::create(dir.path().join("p.lshdb"), Config::jaccard(0.8)).unwrap();
+        let (_dir, _, db) = crate::testing::new_db("p.lshdb");
         let mut batch = db.batch().unwrap();
         for i in 0..50 {
             batch
@@ -281,16 +287,7 @@ mod tests {
             }
             Ok(doc)
         };
-        let (mut good, mut bad) = (Vec::new(), Vec::new());
-        db.salvage_walk(
-            |doc| {
-                good.push(doc.key);
-                true
-            },
-            |skip| bad.push(skip),
-            &panicky,
-        )
-        .unwrap();
+        let (good, bad) = walked(|f, skipped| db.salvage_walk(f, skipped, &panicky));
         assert_eq!(good.len(), 48);
         assert!(good.windows(2).all(|w| w[0] < w[1]));
         // Stored one by one: k07 is document 8, k31 document 32.

@@ -137,8 +137,7 @@ mod tests {
 
     #[test]
     fn another_process_is_refused_before_the_engine() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.redb");
+        let (_dir, path) = crate::testing::temp_path("s.redb");
         let db = redb::Database::create(&path).unwrap();
         let mut store = Store::new(Engine::Write(db), &path);
         store.opened_in = store.opened_in.wrapping_add(1);

@@ -24,6 +24,7 @@ use crate::pipeline::{Pipeline, Sketch};
 use crate::query::{Hit, Warning};
 use crate::sketch::measures::jaccard_at_least;
 use crate::sketch::minhash::agreements;
+use crate::store::probe::Probe;
 use crate::store::tables::{Postings, Reader};
 use crate::Result;
 use std::time::{Duration, Instant};
@@ -192,14 +193,10 @@ fn collect_candidates(
     let bands = if exact { 1 } else { sketch.band_keys.len() };
     for (band, &key) in sketch.band_keys.iter().enumerate().take(bands) {
         let before = candidates.len();
-        let cut = reader.index().postings(
-            Postings::Buckets,
-            band as u32,
-            key,
-            None,
-            options.max_bucket,
-            &mut candidates,
-        )?;
+        let probe = Probe::all(band as u32, key, options.max_bucket);
+        let cut = reader
+            .index()
+            .postings(Postings::Buckets, probe, &mut candidates)?;
         let read = candidates.len() - before;
         explain.posting_sizes.push(read);
         if cut {

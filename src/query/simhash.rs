@@ -10,6 +10,7 @@ use super::plan::{PlanOptions, TruncatedBucket};
 use crate::pipeline::Pipeline;
 use crate::sketch::simhash::{block, hamming};
 use crate::store::codec::SignatureRecord;
+use crate::store::probe::Probe;
 use crate::store::tables::{Index, Postings, ReadTables, Reader};
 use crate::{Error, Result};
 
@@ -57,14 +58,8 @@ pub(crate) fn search(
     for i in 0..blocks {
         let before = candidates.len();
         let value = block(fingerprint, i, blocks)?;
-        if tables.postings(
-            Postings::Blocks,
-            i,
-            value,
-            None,
-            options.max_bucket,
-            &mut candidates,
-        )? {
+        let probe = Probe::all(i, value, options.max_bucket);
+        if tables.postings(Postings::Blocks, probe, &mut candidates)? {
             truncated.push(TruncatedBucket {
                 band: i as usize,
                 read: candidates.len() - before,

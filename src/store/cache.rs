@@ -173,6 +173,7 @@ impl<R: Reader> Reader for CachedReader<'_, R> {
 mod tests {
     use super::*;
     use crate::store::codec::DocRecord;
+    use crate::store::probe::Probe;
     use crate::store::tables::Postings;
     use std::cell::Cell;
 
@@ -186,15 +187,7 @@ mod tests {
         fn id_of(&self, _: &str) -> Result<Option<u64>> {
             Ok(None)
         }
-        fn postings(
-            &self,
-            _: Postings,
-            _: u32,
-            _: u64,
-            _: Option<u64>,
-            _: usize,
-            _: &mut Vec<u64>,
-        ) -> Result<bool> {
+        fn postings(&self, _: Postings, _: Probe, _: &mut Vec<u64>) -> Result<bool> {
             Ok(false)
         }
         fn len(&self) -> Result<u64> {

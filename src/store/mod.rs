@@ -7,6 +7,7 @@ pub mod containment;
 pub(crate) mod keys;
 pub(crate) mod legacy;
 pub mod meta;
+pub mod probe;
 pub mod runs;
 pub mod schema;
 pub mod settings_record;

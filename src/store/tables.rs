@@ -10,6 +10,7 @@ use crate::hash::key_hash;
 use crate::store::codec::{self, DocRecord, SignatureRecord};
 pub use crate::store::keys::key_posting;
 pub use crate::store::legacy::LegacyKeys;
+use crate::store::probe::Probe;
 use crate::store::runs::{Merged, ReadRuns, RunTables, RunWriter, RunsView, FRESH_MAX};
 use crate::store::schema::{BLOCKS, BUCKETS, DOCS, KEY_BAND, SETS, SIGS};
 use crate::{Error, Result};
@@ -173,18 +174,9 @@ pub enum Postings {
 pub trait Index {
     /// The id of an external key.
     fn id_of(&self, key: &str) -> Result<Option<u64>>;
-    /// Appends to `out` the ids posted under (`index`, `key`) that are
-    /// greater than `after`, ascending, at most `cap` of them. Returns true
-    /// when the list was cut at `cap`.
-    fn postings(
-        &self,
-        table: Postings,
-        index: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool>;
+    /// Appends to `out` the ids of `probe`'s list in `table`, ascending.
+    /// Returns true when the list was cut at the probe's `cap`.
+    fn postings(&self, table: Postings, probe: Probe, out: &mut Vec<u64>) -> Result<bool>;
     /// The number of stored documents.
     fn len(&self) -> Result<u64>;
 }
@@ -243,14 +235,8 @@ where
         // 64-bit hash (which keys made on purpose can), told apart by the
         // key each document record stores; no cap, so none is missed.
         let mut ids = Vec::new();
-        self.postings(
-            Postings::Buckets,
-            KEY_BAND,
-            key_hash(key),
-            None,
-            usize::MAX,
-            &mut ids,
-        )?;
+        let probe = Probe::all(KEY_BAND, key_hash(key), usize::MAX);
+        self.postings(Postings::Buckets, probe, &mut ids)?;
         for id in ids {
             match self.doc(id)? {
                 Some(doc) if doc.key == key => return Ok(Some(id)),
@@ -266,20 +252,13 @@ where
         Ok(None)
     }
 
-    fn postings(
-        &self,
-        table: Postings,
-        index: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool> {
-        let start = match after {
-            Some(id) if id == u64::MAX => return Ok(false),
-            Some(id) => id + 1,
-            None => 0,
+    fn postings(&self, table: Postings, probe: Probe, out: &mut Vec<u64>) -> Result<bool> {
+        let Some(start) = probe.start() else {
+            return Ok(false);
         };
+        let Probe {
+            index, key, cap, ..
+        } = probe;
         let range = (index, key, start)..=(index, key, u64::MAX);
         let iter = match table {
             Postings::Buckets => self.buckets.range(range)?,
@@ -296,7 +275,7 @@ where
         }
         if table == Postings::Buckets {
             if let Some(runs) = self.runs.runs() {
-                cut |= runs.postings(index, key, after, cap, out)?;
+                cut |= runs.postings(probe, out)?;
             }
             // The lowest `cap` ids of the bucket, ascending, as from one list.
             let list = &mut out[from..];

@@ -113,3 +113,17 @@ pub fn insert_batch(db: &lshdb::Database, docs: &[(String, String)]) {
     }
     batch.commit().unwrap();
 }
+
+/// Writes `key` every way there is (insert, insert_items, insert_unique,
+/// and a batch insert, aborted); the result of each.
+pub fn write_every_way(db: &lshdb::Database, key: &str, text: &str) -> Vec<lshdb::Result<()>> {
+    let mut results = vec![
+        db.insert(key, text),
+        db.insert_items(key, &["x"]),
+        db.insert_unique(key, text, 0.9).map(|_| ()),
+    ];
+    let mut batch = db.batch().unwrap();
+    results.push(batch.insert(key, text));
+    batch.abort().unwrap();
+    results
+}

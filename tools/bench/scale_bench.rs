@@ -27,45 +27,58 @@ use std::time::{Duration, Instant};
 
 type Error = Box<dyn std::error::Error>;
 
-fn main() -> Result<(), Error> {
+/// The command line (see the module comment).
+struct Options {
+    corpus: String,
+    db_path: String,
+    step: usize,
+    limit: usize,
+    threshold: f64,
+    queries: usize,
+    singles: usize,
+    ab_filters: bool,
+    singles_only: bool,
+}
+
+fn options() -> Result<Options, Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| {
         args.iter()
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1).cloned())
     };
-    let corpus = flag("--corpus").ok_or("missing --corpus")?;
-    let db_path = flag("--db").ok_or("missing --db")?;
-    let step: usize = flag("--step").map_or(Ok(1_000_000), |s| s.parse())?;
-    let limit: usize = flag("--limit").map_or(Ok(usize::MAX), |s| s.parse())?;
-    let threshold: f64 = flag("--threshold").map_or(Ok(0.8), |s| s.parse())?;
-    let queries: usize = flag("--queries").map_or(Ok(1000), |s| s.parse())?;
-    let singles: usize = flag("--singles").map_or(Ok(50), |s| s.parse())?;
-    let ab_filters = args.iter().any(|a| a == "--ab-filters");
-    if args.iter().any(|a| a == "--singles-only") {
-        return singles_only(&db_path, singles);
+    Ok(Options {
+        corpus: flag("--corpus").ok_or("missing --corpus")?,
+        db_path: flag("--db").ok_or("missing --db")?,
+        step: flag("--step").map_or(Ok(1_000_000), |s| s.parse())?,
+        limit: flag("--limit").map_or(Ok(usize::MAX), |s| s.parse())?,
+        threshold: flag("--threshold").map_or(Ok(0.8), |s| s.parse())?,
+        queries: flag("--queries").map_or(Ok(1000), |s| s.parse())?,
+        singles: flag("--singles").map_or(Ok(50), |s| s.parse())?,
+        ab_filters: args.iter().any(|a| a == "--ab-filters"),
+        singles_only: args.iter().any(|a| a == "--singles-only"),
+    })
+}
+
+fn main() -> Result<(), Error> {
+    let o = options()?;
+    if o.singles_only {
+        return singles_only(&o.db_path, o.singles);
     }
 
-    let _ = std::fs::remove_file(&db_path);
-    let mut db = Database::create(&db_path, Config::jaccard(threshold))?;
-    let mut lines = std::io::BufReader::new(std::fs::File::open(&corpus)?).lines();
+    let _ = std::fs::remove_file(&o.db_path);
+    let mut db = Database::create(&o.db_path, Config::jaccard(o.threshold))?;
+    let mut lines = std::io::BufReader::new(std::fs::File::open(&o.corpus)?).lines();
     let mut loaded = 0usize;
     let mut last_sample = Vec::new();
     let started = Instant::now();
-    while loaded < limit {
-        let take = step.min(limit - loaded);
-        let mut docs = Vec::with_capacity(take);
-        for line in lines.by_ref().take(take) {
-            let value: serde_json::Value = serde_json::from_str(&line?)?;
-            if let (Some(id), Some(text)) = (value["id"].as_str(), value["text"].as_str()) {
-                docs.push((id.to_owned(), text.to_owned()));
-            }
-        }
+    while loaded < o.limit {
+        let docs = read_step(&mut lines, o.step.min(o.limit - loaded))?;
         if docs.is_empty() {
             break;
         }
         // Queries: every k-th text of this step.
-        let every = (docs.len() / queries.max(1)).max(1);
+        let every = (docs.len() / o.queries.max(1)).max(1);
         let sample: Vec<String> = docs.iter().step_by(every).map(|d| d.1.clone()).collect();
         let written_before = written_bytes();
         let t = Instant::now();
@@ -74,32 +87,18 @@ fn main() -> Result<(), Error> {
         let written = written_bytes().saturating_sub(written_before);
         loaded += report.inserted as usize;
 
-        let mut query_times = Vec::with_capacity(sample.len());
-        let mut hits = 0usize;
-        for text in &sample {
-            let t = Instant::now();
-            if let Ok(result) = db.query(text).run() {
-                hits += result.hits.len();
-            }
-            query_times.push(t.elapsed());
-        }
-        query_times.sort();
+        let (query_times, hits) = time_queries(&db, &sample);
 
-        let (inserts, removes) = time_singles(&db, singles, &loaded.to_string())?;
+        let (inserts, removes) = time_singles(&db, o.singles, &loaded.to_string())?;
 
         drop(db);
         let t = Instant::now();
-        db = Database::open(&db_path)?;
+        db = Database::open(&o.db_path)?;
         let _ = db.query(&sample[0]).run()?;
         let reopen = t.elapsed();
 
         last_sample = sample;
-        let metadata = std::fs::metadata(&db_path)?;
-        let file_bytes = metadata.len();
-        // What the file occupies: redb grows a file by doubling (and then
-        // by whole regions) with set_len, which leaves the unwritten tail
-        // sparse, so its length overstates its size on disk.
-        let allocated_bytes = std::os::unix::fs::MetadataExt::blocks(&metadata) * 512;
+        let (file_bytes, allocated_bytes) = file_sizes(&o.db_path)?;
         let documents = db.len()?;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
@@ -129,11 +128,50 @@ fn main() -> Result<(), Error> {
             })
         );
     }
-    if ab_filters {
+    if o.ab_filters {
         drop(db);
-        ab(&db_path, &last_sample)?;
+        ab(&o.db_path, &last_sample)?;
     }
     Ok(())
+}
+
+/// The next `take` (id, text) records of the corpus.
+fn read_step(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    take: usize,
+) -> Result<Vec<(String, String)>, Error> {
+    let mut docs = Vec::with_capacity(take);
+    for line in lines.by_ref().take(take) {
+        let value: serde_json::Value = serde_json::from_str(&line?)?;
+        if let (Some(id), Some(text)) = (value["id"].as_str(), value["text"].as_str()) {
+            docs.push((id.to_owned(), text.to_owned()));
+        }
+    }
+    Ok(docs)
+}
+
+/// Each query's time, sorted, and the hits they found in all.
+fn time_queries(db: &Database, sample: &[String]) -> (Vec<Duration>, usize) {
+    let mut query_times = Vec::with_capacity(sample.len());
+    let mut hits = 0usize;
+    for text in sample {
+        let t = Instant::now();
+        if let Ok(result) = db.query(text).run() {
+            hits += result.hits.len();
+        }
+        query_times.push(t.elapsed());
+    }
+    query_times.sort();
+    (query_times, hits)
+}
+
+/// The file's length and what it occupies: redb grows a file by doubling
+/// (and then by whole regions) with set_len, which leaves the unwritten
+/// tail sparse, so its length overstates its size on disk.
+fn file_sizes(path: &str) -> Result<(u64, u64), Error> {
+    let metadata = std::fs::metadata(path)?;
+    let allocated = std::os::unix::fs::MetadataExt::blocks(&metadata) * 512;
+    Ok((metadata.len(), allocated))
 }
 
 /// The run filters' effect on queries, measured on the final file and on

@@ -1,20 +1,20 @@
-//! `lshdb add`: load files or JSON Lines into a database, in bulk, with
+//! `lshdb add`: load files or records into a database, in bulk, with
 //! bad records reported by line and Ctrl-C stopping after a clean commit.
 
 use crate::args::{open_waiting, parse_threshold, JsonFields, Wait};
-use crate::input::{read_text_file, Counting, FileText, InputError, Record};
+use crate::input::{read_text_file, FileText, InputError, Record};
 use crate::interrupt::Interrupt;
-use crate::output::{progress, progress_bytes};
+use crate::output::progress;
 use crate::support::context::Context;
-use crate::support::load::{good_records, load_unique, load_with, report, Skips};
+use crate::support::load::{good_records, report, Loader, Skips};
 use crate::{fail, CliError, CmdResult};
 use indicatif::ProgressBar;
 use lshdb::DocumentBuf;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
-/// Add documents: files (key = path) or JSON Lines (default fields id, text).
+/// Add documents: files (key = path) or records: JSON Lines, CSV or
+/// Parquet (default fields id, text).
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("input").required(true).args(["paths", "jsonl", "text_stdin"]))]
 #[command(after_help = "Examples:\n  lshdb add pages.lshdb notes/*.txt\n  \
@@ -36,8 +36,9 @@ pub struct Args {
     /// Read standard input as the plain text of one document with this key.
     #[arg(long, value_name = "KEY", conflicts_with = "jsonl")]
     text_stdin: Option<String>,
-    /// JSON Lines input (.gz and .zst are decompressed), `-` for standard input.
-    #[arg(long, value_name = "FILE|-")]
+    /// Records: JSON Lines (.gz and .zst are decompressed), CSV or Parquet
+    /// (see --format), `-` for standard input.
+    #[arg(long, visible_alias = "records", value_name = "FILE|-")]
     jsonl: Option<String>,
     #[command(flatten)]
     fields: JsonFields,
@@ -172,14 +173,14 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     // database held locked meanwhile. Standard input needs no opening.
     let named = match args.jsonl.as_deref() {
         Some("-") => None,
-        Some(path) => Some(open_jsonl(args, path, ctx.interrupt())?),
+        Some(path) => Some(open_records(args, path, ctx.interrupt())?),
         None => Some(file_input(expand(args)?, ctx.interrupt())),
     };
     let db = open_waiting(&args.file, &args.wait, ctx)?;
     ctx.interrupt().catch_interrupt();
     let (input, bar) = match named {
         Some(input) => input,
-        None => stdin_jsonl(args, ctx.interrupt())?,
+        None => open_records(args, "-", ctx.interrupt())?,
     };
     let skips = RefCell::new(Skips {
         input: match args.jsonl.as_deref() {
@@ -190,45 +191,33 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         ..Skips::default()
     });
     let records = good_records(input, &skips, args.strict);
+    let loader = Loader {
+        db: &db,
+        batch: args.batch,
+        bar: &bar,
+        ctx,
+    };
     let summary = match args.unique {
-        None => load_with(&db, records, args.batch, &bar, ctx)?,
-        Some(threshold) => load_unique(&db, records, args.batch, threshold, &bar, ctx)?,
+        None => loader.bulk(records)?,
+        Some(threshold) => loader.unique(records, threshold)?,
     };
     report(&summary, skips.into_inner(), args.json, ctx)
 }
 
-/// JSON Lines on standard input, with a spinner counting records. Its
-/// first bytes (is it compressed?) may take long to come: Ctrl-C ends
-/// that wait too.
-fn stdin_jsonl(args: &Args, interrupt: &Interrupt) -> Result<Input, CliError> {
-    let stdin = interrupt
-        .unless_interrupted(|| crate::input::open_input("-"))
-        .ok_or_else(|| {
+/// The records of `path` (`-`: standard input), with a spinner counting
+/// them. Standard input's first record may take long to come: Ctrl-C
+/// ends that wait too.
+fn open_records(args: &Args, path: &str, interrupt: &Interrupt) -> Result<Input, CliError> {
+    let records = args.fields.open(path, interrupt).map_err(|err| {
+        if interrupt.interrupted() {
             CliError::Interrupted("interrupted: no input was read; nothing was added".into())
-        })?
-        .map_err(crate::io_context("cannot open input", Path::new("-")))?;
+        } else {
+            err
+        }
+    })?;
     let bar = progress(None, "adding");
     let counter = bar.clone();
-    let records = args.fields.reader(stdin).inspect(move |_| counter.inc(1));
-    Ok((Box::new(interrupt.interruptible(records)), bar))
-}
-
-/// Opens a JSON Lines file and reads its first bytes (is it compressed?);
-/// the bar moves over the file's bytes.
-fn open_jsonl(args: &Args, path: &str, interrupt: &Interrupt) -> Result<Input, CliError> {
-    let name = Path::new(path);
-    let file = std::fs::File::open(name).map_err(crate::io_context("cannot open input", name))?;
-    let size = file.metadata().ok().map(|m| m.len());
-    // Counted before decompression: the bar moves over the file.
-    let (reader, consumed) = Counting::new(std::io::BufReader::new(file));
-    let reader =
-        crate::input::decoded(reader).map_err(crate::io_context("cannot read input", name))?;
-    let bar = progress_bytes(size, "adding");
-    let counter = bar.clone();
-    let records = args
-        .fields
-        .reader(reader)
-        .inspect(move |_| counter.set_position(consumed.load(Ordering::Relaxed)));
+    let records = records.inspect(move |_| counter.inc(1));
     Ok((Box::new(interrupt.interruptible(records)), bar))
 }
 

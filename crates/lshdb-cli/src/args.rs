@@ -1,6 +1,7 @@
 //! Argument types and helpers shared by several commands.
 
-use crate::input::{open_input, JsonLines};
+use crate::interrupt::Interrupt;
+use crate::records::{detect, Fields, Format, Keyed, Source};
 use crate::support::context::Context;
 use crate::CliError;
 use lshdb::shingle::ShingleKind;
@@ -120,30 +121,36 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The JSON fields a JSON Lines input is read with (`add`, `query`).
+/// The fields and the format records are read with (`add`, `query`):
+/// the record model and reader `dedup` uses too.
 #[derive(clap::Args)]
 pub struct JsonFields {
-    /// JSON field holding the key.
-    #[arg(long, default_value = "id")]
+    /// Field holding the key (JSON: a path such as meta.id; CSV, Parquet:
+    /// a column).
+    #[arg(long, default_value = "id", value_name = "F")]
     key_field: String,
-    /// JSON field holding the text.
-    #[arg(long, default_value = "text")]
+    /// Field holding the text (JSON: a path such as meta.body; CSV,
+    /// Parquet: a column).
+    #[arg(long, default_value = "text", value_name = "F")]
     text_field: String,
+    /// Record format (default: from the name, else the content).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
 }
 
 impl JsonFields {
-    /// A reader of `path` (`-`: standard input) with these fields.
-    pub fn open(
-        &self,
-        path: &str,
-    ) -> Result<JsonLines<Box<dyn std::io::BufRead + Send>>, CliError> {
-        Ok(self.reader(
-            open_input(path).map_err(crate::io_context("cannot open input", Path::new(path)))?,
-        ))
-    }
-
-    /// A JSON Lines reader of an open input with these fields.
-    pub fn reader<R: std::io::BufRead>(&self, input: R) -> JsonLines<R> {
-        JsonLines::new(input, &self.key_field, &self.text_field)
+    /// The records of `path` (`-`: standard input) with these fields, in
+    /// the format given or told; reads the first chunk (a wrong field name
+    /// fails here).
+    pub fn open(&self, path: &str, interrupt: &Interrupt) -> Result<Keyed, CliError> {
+        let fields = Fields {
+            text: self.text_field.clone(),
+            id: Some(self.key_field.clone()),
+            score: None,
+            flags: Some(("--text-field", "--key-field")),
+            shingles: true,
+        };
+        let source = Source::open(path, detect(path, self.format)?, &fields, interrupt)?;
+        Keyed::new(source, &fields, interrupt)
     }
 }

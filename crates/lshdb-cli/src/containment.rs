@@ -3,7 +3,7 @@
 
 use crate::output::{escaped, json, line, similarity};
 use lshdb::ContainmentResult;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Prints one result: `containment<TAB>jaccard<TAB>key` lines (notes on
 /// standard error), or one JSON object.
@@ -35,27 +35,21 @@ pub fn print(
     }
 }
 
-/// The JSON object of one containment result.
+/// The JSON object of one containment result: the query's line with the
+/// threshold, and hits with their containment and Jaccard similarity.
 pub fn result_json(
-    label: &serde_json::Value,
+    label: &Value,
     threshold: f64,
     result: &ContainmentResult,
     explain: bool,
-) -> serde_json::Value {
-    let hits: Vec<_> = result
+) -> Value {
+    let hits = result
         .hits
         .iter()
-        .map(|h| json!({"key": h.key, "containment": h.containment, "jaccard": h.jaccard}))
-        .collect();
-    let warnings = crate::render::warnings_json(&result.explain.warnings);
-    let mut value = json!({
-        "query": label,
-        "containment": threshold,
-        "hits": hits,
-        "warnings": warnings,
-    });
-    if explain {
-        value["explain"] = crate::render::containment_explain_json(&result.explain);
-    }
+        .map(|h| json!({"key": h.key, "containment": h.containment, "jaccard": h.jaccard}));
+    let explain = explain.then(|| crate::render::containment_explain_json(&result.explain));
+    let warnings = &result.explain.warnings;
+    let mut value = crate::render::query_json(label, hits.collect(), warnings, explain);
+    value["containment"] = json!(threshold);
     value
 }

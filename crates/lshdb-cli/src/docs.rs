@@ -2,9 +2,10 @@
 //! `import`.
 
 use crate::args::{open_read_only, open_waiting, Wait};
-use crate::input::{open_input, JsonLines};
+use crate::input::open_input;
 use crate::interrupt::Interrupt;
 use crate::output::{escaped, json, line, short};
+use crate::records::{Fields, Keyed, Source};
 use crate::support::context::Context;
 use crate::support::load::{good_records, load, report, Skips};
 use crate::support::outfile::{same_file, Output};
@@ -388,10 +389,16 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
             })??,
     };
     let refusal = shingle_refusal(header.as_ref(), db.settings(), args.unchecked_shingles)?;
-    let mut reader = JsonLines::new(input, "id", "text");
-    if header.is_some() {
-        reader = reader.after_lines(1);
-    }
+    let fields = Fields {
+        text: "text".into(),
+        id: Some("id".into()),
+        score: None,
+        flags: None,
+        shingles: true,
+    };
+    let after = u64::from(header.is_some());
+    let source = Source::lines(input, after, &fields, path);
+    let reader = Keyed::new(source, &fields, ctx.interrupt())?;
     // A refused shingle set ends the input there, as a fatal record.
     let fatal = RefCell::new(None);
     let checked = ctx.interrupt().interruptible(reader).map_while(|item| {

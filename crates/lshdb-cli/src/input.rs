@@ -1,8 +1,8 @@
-//! JSON Lines input: one document per line, with every bad line reported
-//! by number instead of stopping (or panicking on) the load.
+//! Input: the keyed record the loading commands take (read by `records`),
+//! opening and decompressing inputs, standard input that Ctrl-C can
+//! interrupt, and files read as one document's text.
 
 use crate::interrupt::Interrupt;
-use crate::support::jsonl;
 use lshdb::{DocumentBuf, MAX_DOCUMENT_BYTES};
 use std::io::{BufRead, Read};
 #[cfg(test)]
@@ -21,99 +21,6 @@ pub enum InputError {
     Bad { line: u64, reason: String },
     /// Reading the input failed: always fatal.
     Io(std::io::Error),
-}
-
-/// Reads records from JSON Lines: objects with a key field and a text field
-/// (or, for imports, a `shingles` array of u32 hashes). The lines come from
-/// the CLI's one JSON Lines reader ([`jsonl::Lines`]).
-pub struct JsonLines<R> {
-    lines: jsonl::Lines<R>,
-    key_field: String,
-    text_field: String,
-}
-
-impl<R: BufRead> JsonLines<R> {
-    pub fn new(reader: R, key_field: &str, text_field: &str) -> Self {
-        Self {
-            lines: jsonl::Lines::new(reader, 0),
-            key_field: key_field.to_owned(),
-            text_field: text_field.to_owned(),
-        }
-    }
-
-    /// Numbers lines as if `n` lines (a header) came before the input.
-    pub fn after_lines(mut self, n: u64) -> Self {
-        self.lines.line = n;
-        self
-    }
-
-    fn bad(&self, reason: impl Into<String>) -> InputError {
-        InputError::Bad {
-            line: self.lines.line,
-            reason: reason.into(),
-        }
-    }
-
-    fn parse(&self) -> Result<Option<Record>, InputError> {
-        let Some(value) = jsonl::parse_object(&self.lines.buf).map_err(|r| self.bad(r))? else {
-            return Ok(None);
-        };
-        let key = match value.get(&self.key_field) {
-            Some(v) => jsonl::scalar_text(v)
-                .ok_or_else(|| self.bad(format!("field `{}` is not a string", self.key_field)))?,
-            None => return Err(self.bad(format!("missing field `{}`", self.key_field))),
-        };
-        Ok(Some(Record {
-            line: self.lines.line,
-            key,
-            doc: self.document(&value)?,
-        }))
-    }
-
-    /// The record's document: its text, or (without one) its shingle set.
-    fn document(&self, value: &serde_json::Value) -> Result<DocumentBuf, InputError> {
-        Ok(match (value.get(&self.text_field), value.get("shingles")) {
-            (Some(serde_json::Value::String(s)), _) => {
-                if s.trim().is_empty() {
-                    return Err(self.bad(format!("field `{}` is empty", self.text_field)));
-                }
-                DocumentBuf::Text(s.clone())
-            }
-            (Some(_), _) => {
-                return Err(self.bad(format!("field `{}` is not a string", self.text_field)))
-            }
-            (None, Some(serde_json::Value::Array(items))) => {
-                let hashes: Option<Vec<u32>> = items
-                    .iter()
-                    .map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
-                    .collect();
-                DocumentBuf::Shingles(
-                    hashes.ok_or_else(|| self.bad("`shingles` holds a value that is not a u32"))?,
-                )
-            }
-            (None, _) => return Err(self.bad(format!("missing field `{}`", self.text_field))),
-        })
-    }
-}
-
-impl<R: BufRead> Iterator for JsonLines<R> {
-    type Item = Result<Record, InputError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            match self.lines.read() {
-                Ok(jsonl::Line::End) => return None,
-                Ok(jsonl::Line::Read) => {}
-                Ok(jsonl::Line::TooLong) => return Some(Err(self.bad(jsonl::too_long()))),
-                Err(e) => return Some(Err(InputError::Io(e))),
-            }
-            match self.parse() {
-                Ok(None) => continue, // blank line
-                Ok(Some(record)) => return Some(Ok(record)),
-                Err(e) => return Some(Err(e)),
-            }
-        }
-    }
 }
 
 /// Opens a path for reading, `-` meaning standard input; gzip and zstd
@@ -333,48 +240,6 @@ fn bounded_text(input: Box<dyn BufRead + Send>, hint: Option<u64>) -> std::io::R
     match String::from_utf8(bytes) {
         Ok(text) => Ok(FileText::Text(text)),
         Err(_) => Ok(FileText::Binary),
-    }
-}
-
-/// A reader that counts the bytes consumed through it, for progress bars
-/// whose total is the input's size.
-pub struct Counting<R> {
-    inner: R,
-    consumed: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl<R> Counting<R> {
-    pub fn new(inner: R) -> (Self, std::sync::Arc<std::sync::atomic::AtomicU64>) {
-        let consumed = std::sync::Arc::default();
-        let reader = Self {
-            inner,
-            consumed: std::sync::Arc::clone(&consumed),
-        };
-        (reader, consumed)
-    }
-
-    fn count(&self, n: usize) {
-        self.consumed
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-impl<R: BufRead> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count(n);
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counting<R> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.count(amt);
-        self.inner.consume(amt);
     }
 }
 

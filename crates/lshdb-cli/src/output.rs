@@ -35,17 +35,6 @@ pub fn progress(len: Option<u64>, message: &'static str) -> ProgressBar {
     )
 }
 
-/// A progress bar whose position counts bytes of input (a spinner without
-/// a known total).
-pub fn progress_bytes(len: Option<u64>, message: &'static str) -> ProgressBar {
-    styled(
-        len,
-        message,
-        "{msg:>10} [{bar:40}] {bytes}/{total_bytes} ({eta} left)",
-        "{msg:>10} {spinner} {bytes} ({elapsed})",
-    )
-}
-
 /// A spinner for a phase whose length is not known, kept moving by a
 /// timer (the work itself reports nothing until it ends).
 pub fn spinner(message: &'static str) -> ProgressBar {

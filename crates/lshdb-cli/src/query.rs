@@ -7,7 +7,7 @@ use crate::output::{escaped, json, line, similarity};
 use crate::support::context::Context;
 use crate::{fail, CliError, CmdResult, Outcome};
 use lshdb::{Database, DocumentBuf, Query, QueryResult};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Find stored near-duplicates of a text, a file, a stored key, or many
@@ -35,9 +35,10 @@ pub struct Args {
     /// Near-duplicates of the stored document with this key.
     #[arg(long)]
     key: Option<String>,
-    /// Many queries, one JSON object per line (fields as in `add`); `-` is
-    /// standard input. Output: one JSON line per query.
-    #[arg(long, value_name = "FILE|-")]
+    /// Many queries, one per record (JSON Lines, CSV or Parquet; fields
+    /// and --format as in `add`); `-` is standard input. Output: one JSON
+    /// line per query.
+    #[arg(long, visible_alias = "records", value_name = "FILE|-")]
     jsonl: Option<String>,
     #[command(flatten)]
     fields: JsonFields,
@@ -226,14 +227,20 @@ fn run_simhash(
 
 fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult {
     ctx.interrupt().catch_interrupt();
-    let reader = args.fields.open(path)?;
+    let stopped = |answered: u64| {
+        CliError::Interrupted(format!(
+            "interrupted: stopped after the {answered} result line(s) printed above"
+        ))
+    };
+    let reader = match args.fields.open(path, ctx.interrupt()) {
+        Err(_) if ctx.interrupt().interrupted() => return Err(stopped(0)),
+        reader => reader?,
+    };
     let mut answered = 0u64;
     let mut found = false;
     for item in reader {
         if ctx.interrupt().interrupted() {
-            return Err(CliError::Interrupted(format!(
-                "interrupted: stopped after the {answered} result line(s) printed above"
-            )));
+            return Err(stopped(answered));
         }
         match item {
             Ok(record) => {
@@ -286,23 +293,16 @@ fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult
             }
         }
     }
+    if ctx.interrupt().interrupted() {
+        return Err(stopped(answered));
+    }
     Ok(args.outcome(found))
 }
 
-fn result_json(
-    label: &serde_json::Value,
-    result: &QueryResult,
-    explain: bool,
-) -> serde_json::Value {
-    let hits: Vec<_> = result
-        .hits
-        .iter()
-        .map(|h| json!({"key": h.key, "similarity": h.similarity}))
-        .collect();
-    let warnings = crate::render::warnings_json(&result.explain.warnings);
-    let mut value = json!({"query": label, "hits": hits, "warnings": warnings});
-    if explain {
-        value["explain"] = crate::render::explain_json(&result.explain);
-    }
-    value
+/// One query's JSON line: its similarity hits.
+fn result_json(label: &Value, result: &QueryResult, explain: bool) -> Value {
+    let hits = result.hits.iter();
+    let hits = hits.map(|h| json!({"key": h.key, "similarity": h.similarity}));
+    let explain = explain.then(|| crate::render::explain_json(&result.explain));
+    crate::render::query_json(label, hits.collect(), &result.explain.warnings, explain)
 }

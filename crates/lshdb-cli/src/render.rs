@@ -1,10 +1,10 @@
 //! The CLI's one rendering of each library report: explain records (both
 //! kinds), settings, stats, check reports and query warnings, as JSON
 //! (`serde_json::to_value` of the library's value, with the warnings
-//! worded for the CLI) and as text.
+//! worded for the CLI) and as text; bulk reports as JSON.
 
 use crate::output::line;
-use lshdb::{CheckReport, ContainmentExplain, Explain, Settings, Stats, Warning};
+use lshdb::{BulkReport, CheckReport, ContainmentExplain, Explain, Settings, Stats, Warning};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -43,6 +43,22 @@ pub fn print_warnings(warnings: &[Warning]) {
 /// The warnings in the CLI's words, as a JSON array.
 pub fn warnings_json(warnings: &[Warning]) -> Value {
     json!(warnings.iter().map(warning).collect::<Vec<_>>())
+}
+
+/// One query's JSON line (`query --json`, `query --jsonl`): its label,
+/// its hits, the warnings in the CLI's words and, with `--explain`, the
+/// explain record.
+pub fn query_json(
+    label: &Value,
+    hits: Vec<Value>,
+    warnings: &[Warning],
+    explain: Option<Value>,
+) -> Value {
+    let mut value = json!({"query": label, "hits": hits, "warnings": warnings_json(warnings)});
+    if let Some(explain) = explain {
+        value["explain"] = explain;
+    }
+    value
 }
 
 /// `value` serialised, with its `warnings` field worded for the CLI.
@@ -239,5 +255,17 @@ pub fn stats_json(stats: &Stats, s: &Settings, per_doc: f64) -> Value {
 pub fn check_json(report: &CheckReport) -> Value {
     let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
     value["clean"] = json!(report.is_clean());
+    value
+}
+
+/// `add --json` and `import --json`: the library's bulk report (the
+/// `rejected` documents as `[key, reason]` pairs), the near-duplicates
+/// `--unique` left out, the bad records skipped, and whether the whole
+/// input was read.
+pub fn bulk_json(report: &BulkReport, duplicates: u64, bad: u64, complete: bool) -> Value {
+    let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
+    value["duplicates"] = json!(duplicates);
+    value["bad"] = json!(bad);
+    value["complete"] = json!(complete);
     value
 }

@@ -159,6 +159,69 @@ fn add_files_and_unique() {
     out.stdout_has("added 1 document(s); 2 near-duplicate(s) not added");
 }
 
+/// `add --json` is the library's bulk report as it serialises (refused
+/// documents as `[key, reason]` pairs), with the CLI's counts, for both
+/// a bulk and a `--unique` load.
+#[test]
+fn add_json_is_the_bulk_report() {
+    let cli = Cli::new();
+    cli.run(&["create", "db.lshdb"]).ok();
+    let docs = corpus();
+    let mut input = jsonl(&docs[..3]);
+    // A key over the 4,096-byte limit is refused; a record without text is bad.
+    let long = "k".repeat(5000);
+    input.push_str(&format!(
+        "{{\"id\": \"{long}\", \"text\": \"some text\"}}\n{{\"id\": 7}}\n"
+    ));
+    cli.write("in.jsonl", &input);
+    let v = cli
+        .run(&["add", "db.lshdb", "--jsonl", "in.jsonl", "--json"])
+        .ok()
+        .json();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "bad",
+            "commits",
+            "complete",
+            "duplicates",
+            "inserted",
+            "rejected",
+            "replaced",
+            "stopped"
+        ]
+    );
+    assert_eq!(
+        (v["inserted"].as_u64(), v["bad"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(v["rejected"][0][0], long.as_str(), "{v}");
+    assert!(v["rejected"][0][1].as_str().unwrap().contains("key"), "{v}");
+    assert_eq!(
+        (v["complete"].as_bool(), v["stopped"].as_bool()),
+        (Some(true), Some(false))
+    );
+
+    let cli = Cli::new();
+    cli.run(&["create", "db.lshdb"]).ok();
+    cli.write("in.jsonl", &input);
+    let args = [
+        "add", "db.lshdb", "--jsonl", "in.jsonl", "--unique", "0.9", "--json",
+    ];
+    let out = cli.run(&args).ok();
+    let v: serde_json::Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (v["inserted"].as_u64(), v["duplicates"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(
+        (v["commits"].as_u64(), v["replaced"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(v["rejected"][0][0], long.as_str(), "{v}");
+}
+
 /// Starts `lshdb ARGS` reading JSON Lines from standard input, feeds it
 /// `first`, sends SIGINT (as Ctrl-C does), then feeds `rest` and closes the
 /// input. Retries with longer pauses when the signal came before the

@@ -66,6 +66,15 @@ fn ids_of_lines(lines: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// A working folder holding [`records`] as the JSON Lines file `name`,
+/// and the records.
+fn written_records(name: &str) -> (Cli, Vec<(String, String)>) {
+    let cli = Cli::new();
+    let docs = records();
+    cli.write(name, jsonl_text(&docs));
+    (cli, docs)
+}
+
 /// The records as one JSON Lines text (the lines of [`jsonl_lines`]).
 fn jsonl_text(docs: &[(String, String)]) -> String {
     jsonl_lines(docs).iter().map(|l| format!("{l}\n")).collect()
@@ -140,9 +149,7 @@ fn check_jsonl(cli: &Cli, input: &str) {
 
 #[test]
 fn jsonl_kept_lines_are_unchanged_and_exactly_the_planted_copies_drop() {
-    let cli = Cli::new();
-    let text: String = jsonl_text(&records());
-    cli.write("in.jsonl", &text);
+    let (cli, _) = written_records("in.jsonl");
     check_jsonl(&cli, "in.jsonl");
     // Without --out the kept lines go to standard output, the summary to
     // standard error.
@@ -288,10 +295,7 @@ fn parquet_rows_are_filtered_with_the_same_schema() {
 
 #[test]
 fn a_second_run_with_db_drops_copies_of_what_the_first_kept() {
-    let cli = Cli::new();
-    let docs = records();
-    let text: String = jsonl_text(&docs);
-    cli.write("day1.jsonl", &text);
+    let (cli, docs) = written_records("day1.jsonl");
     dedup_ids(
         &cli,
         "day1.jsonl",
@@ -492,10 +496,7 @@ fn outputs_onto_an_input_or_the_database_are_refused() {
 
 #[test]
 fn a_rerun_after_an_unfinished_run_resumes() {
-    let cli = Cli::new();
-    let docs = records();
-    let text: String = jsonl_text(&docs);
-    cli.write("in.jsonl", &text);
+    let (cli, docs) = written_records("in.jsonl");
     // An unfinished run: the kept records of the first half are committed,
     // and the run label is left (as Ctrl-C leaves it).
     let half: String = jsonl_text(&docs[..7]);

@@ -170,7 +170,7 @@ fn every_command_that_writes_has_json() {
         .run(&["add", "db.lshdb", "--jsonl", "corpus.jsonl", "--json"])
         .ok()
         .json();
-    assert_eq!(v["added"], 11);
+    assert_eq!(v["inserted"], 11);
     assert_eq!(v["complete"], true);
     let v = cli
         .run(&["remove", "db.lshdb", "f1-a", "nope", "--json"])
@@ -192,5 +192,5 @@ fn every_command_that_writes_has_json() {
         .run(&["import", "copy.lshdb", "--in", "backup.jsonl", "--json"])
         .ok()
         .json();
-    assert_eq!(v["added"], 10);
+    assert_eq!(v["inserted"], 10);
 }

@@ -10,7 +10,6 @@ mod cli_support;
 use cli_support::Cli;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// JSON Lines of documents `doc-0`, `doc-1`, ... (distinct texts).
@@ -39,14 +38,9 @@ fn stored(cli: &Cli, db: &str) -> u64 {
 /// load once it has committed something; returns the database's name.
 fn killed_writer(cli: &Cli) -> &'static str {
     cli.run(&["create", "db.lshdb"]).ok();
-    let mut child = cli
-        .command(&["add", "db.lshdb", "--jsonl", "-", "--batch", "500"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn lshdb");
-    let mut stdin = child.stdin.take().expect("stdin");
+    // Its output is piped and never read: it writes next to nothing.
+    let args = ["add", "db.lshdb", "--jsonl", "-", "--batch", "500"];
+    let (mut child, mut stdin) = cli.spawn_fed(&args, "");
     let feeder = std::thread::spawn(move || {
         for block in 0..1000 {
             if stdin

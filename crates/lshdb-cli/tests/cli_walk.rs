@@ -125,7 +125,7 @@ fn add_walks_folders_reads_compressed_jsonl_and_plain_text_on_stdin() {
         .run(&["add", "db.lshdb", "tree", "--exclude", "*.md", "--json"])
         .ok()
         .json();
-    assert_eq!(summary["added"], 2);
+    assert_eq!(summary["inserted"], 2);
     assert_eq!(
         stored(&cli, "db.lshdb"),
         set(&["tree/a.txt", "tree/sub/c.txt"])
@@ -139,7 +139,7 @@ fn add_walks_folders_reads_compressed_jsonl_and_plain_text_on_stdin() {
         .run(&["add", "j.lshdb", "--jsonl", "corpus.jsonl.gz", "--json"])
         .ok()
         .json();
-    assert_eq!(summary["added"], corpus().len());
+    assert_eq!(summary["inserted"], corpus().len());
     cli.write(
         "corpus.jsonl.zst",
         zstd::encode_all(text.as_bytes(), 3).unwrap(),

@@ -3,6 +3,7 @@
 
 use super::{Posting, ENTRY};
 use crate::store::codec::{frame, unframe, Tag};
+use crate::store::probe::Probe;
 use crate::{Error, Result};
 use redb::ReadableTable;
 
@@ -50,23 +51,23 @@ pub fn decode_block(bytes: &[u8], out: &mut Vec<(u64, u64)>) -> Result<()> {
     Ok(())
 }
 
-/// Appends to `out` the ids that run `run` posts under (`band`, `key`) and
-/// that are greater than `after`, ascending, at most `cap`; true when cut
-/// at `cap`.
+/// Appends to `out` the ids of `probe`'s list (its `index` a band) in run
+/// `run`, ascending, at most its `cap`; true when cut there.
 pub(super) fn postings_of(
     blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
     run: u32,
-    band: u32,
-    key: u64,
-    after: Option<u64>,
-    cap: usize,
+    probe: Probe,
     out: &mut Vec<u64>,
 ) -> Result<bool> {
-    let start = match after {
-        Some(u64::MAX) => return Ok(false),
-        Some(id) => id + 1,
-        None => 0,
+    let Some(start) = probe.start() else {
+        return Ok(false);
     };
+    let Probe {
+        index: band,
+        key,
+        cap,
+        ..
+    } = probe;
     // The common case in one descent: the last block starting at or before
     // (key, MAX). When it starts before `key`, the next block starts after
     // the bucket, so the whole bucket (if any) is in this one.

@@ -56,6 +56,7 @@ pub use block::{decode_block, encode_block};
 pub use filter::{RUN_FILTERS, RUN_FILTER_LINES};
 pub use merge::{Merged, RunWriter};
 
+use crate::store::probe::Probe;
 use crate::Result;
 use block::postings_of;
 use redb::{ReadableTable, ReadableTableMetadata, TableDefinition};
@@ -120,19 +121,13 @@ pub trait RunTables {
         self.list().iter().map(|r| r.1).sum()
     }
 
-    /// Appends to `out` the ids every run posts under (`band`, `key`) that
-    /// are greater than `after`, ascending per run, at most `cap` per run;
-    /// true when a run's list was cut at `cap`. Ids of removed documents
-    /// are left out: they must never reach a reader, whose record cache
-    /// may still hold their records.
-    fn postings(
-        &self,
-        band: u32,
-        key: u64,
-        after: Option<u64>,
-        cap: usize,
-        out: &mut Vec<u64>,
-    ) -> Result<bool> {
+    /// Appends to `out` the ids of `probe`'s list (its `index` a band) in
+    /// every run, ascending per run, at most its `cap` per run; true when a
+    /// run's list was cut there. Ids of removed documents are left out:
+    /// they must never reach a reader, whose record cache may still hold
+    /// their records.
+    fn postings(&self, probe: Probe, out: &mut Vec<u64>) -> Result<bool> {
+        let (band, key) = (probe.index, probe.key);
         let from = out.len();
         let mut cut = false;
         for &(run, _) in self.list() {
@@ -145,7 +140,7 @@ pub trait RunTables {
                     continue;
                 }
             }
-            cut |= postings_of(self.blocks(), run, band, key, after, cap, out)?;
+            cut |= postings_of(self.blocks(), run, probe, out)?;
         }
         let dead = self.dead();
         if out.len() > from && !dead.is_empty()? {

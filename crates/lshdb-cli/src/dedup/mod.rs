@@ -261,6 +261,8 @@ fn fields(args: &Args) -> Fields {
             Keep::Max(f) | Keep::Min(f) => Some(f.clone()),
             _ => None,
         },
+        flags: Some(("--text-field", "--id-field")),
+        shingles: false,
     }
 }
 

@@ -1,25 +1,28 @@
-//! Records for `dedup`: JSON Lines (plain, gzip, zstd), CSV with a header
-//! and Parquet, read in chunks that keep each record's original form (the
-//! line's bytes, the CSV record's bytes, the Parquet rows), and written
-//! back unchanged.
+//! The CLI's one record model and reader: JSON Lines (plain, gzip, zstd),
+//! CSV with a header and Parquet, read in chunks that keep each record's
+//! original form (the line's bytes, the CSV record's bytes, the Parquet
+//! rows). `dedup` writes kept records back unchanged; `add`, `query
+//! --jsonl` and `import` take each record's key and document ([`Keyed`]).
 //!
 //! This module owns the record model (formats, fields, parsed records,
 //! chunks, layouts), format detection and the [`Source`] that opens an
 //! input; the readers live in `text` (JSON Lines, CSV) and `parquet`, the
-//! writer in `sink`.
+//! keyed view in `keyed`, the writer in `sink`.
 
 use crate::interrupt::Interrupt;
 use crate::support::jsonl::Lines;
 use crate::CliError;
 use arrow_array::RecordBatch;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
+mod keyed;
 mod parquet;
 mod sink;
 mod survey;
 mod text;
 
+pub use keyed::Keyed;
 use parquet::ParquetSource;
 pub use sink::Sink;
 use text::{CsvSource, LineSource};
@@ -32,7 +35,7 @@ const CHUNK: usize = 4096;
 /// (and held, three chunks at a time) together.
 const CHUNK_BYTES: usize = 16 << 20;
 
-/// The formats `dedup` reads and writes.
+/// The formats records are read in (and `dedup` writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Jsonl,
@@ -57,6 +60,27 @@ pub struct Fields {
     pub id: Option<String>,
     /// The numeric field of `--keep max:F` / `min:F`.
     pub score: Option<String>,
+    /// The flags that name the text and the id field, for messages
+    /// (`None`: fixed fields, as `import` reads).
+    pub flags: Option<(&'static str, &'static str)>,
+    /// Whether a JSON record without the text field may hold a `shingles`
+    /// array of u32 hashes instead (what `export` writes without text).
+    pub shingles: bool,
+}
+
+impl Fields {
+    /// ` (--text-field)`, to follow a message about the text field.
+    pub fn text_flag(&self) -> String {
+        self.flags
+            .map_or(String::new(), |(text, _)| format!(" ({text})"))
+    }
+
+    /// ` (--id-field)` (or the command's name for it), to follow a message
+    /// about the id field.
+    pub fn id_flag(&self) -> String {
+        self.flags
+            .map_or(String::new(), |(_, id)| format!(" ({id})"))
+    }
 }
 
 /// One record (or line that is not one) of a chunk.
@@ -72,7 +96,10 @@ pub enum Parsed {
 pub struct Good {
     /// The id field's value, when the record has one.
     pub id: Option<String>,
+    /// The text (empty for a null text, and for a record of shingles).
     pub text: String,
+    /// A JSON record's `shingles`, in place of its text ([`Fields::shingles`]).
+    pub shingles: Option<Vec<u32>>,
     /// The `--keep max:F|min:F` field's value, when present and numeric.
     pub score: Option<f64>,
 }
@@ -127,7 +154,9 @@ pub fn detect(path: &str, given: Option<Format>) -> Result<Format, CliError> {
     if stem.ends_with(".parquet") || stem.ends_with(".pq") {
         return Ok(Format::Parquet);
     }
-    if path != "-" {
+    // Only a regular file is sniffed: a FIFO's first bytes, once read,
+    // would be gone.
+    if path != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         let mut head = [0u8; 4];
         if let Ok(mut file) = std::fs::File::open(path) {
             if file.read_exact(&mut head).is_ok() && &head == b"PAR1" {
@@ -166,13 +195,7 @@ impl Source {
             input.map_err(crate::io_context("cannot open input", name))
         };
         Ok(match format {
-            Format::Jsonl => Source::Lines(LineSource {
-                lines: Lines::new(open()?, 0),
-                fields: fields.clone(),
-                chunk: chunk_for(path),
-                path: path.to_owned(),
-                surveyed: false,
-            }),
+            Format::Jsonl => Source::lines(open()?, 0, fields, path),
             Format::Csv => Source::Csv(Box::new(CsvSource::new(
                 open()?,
                 fields,
@@ -180,6 +203,18 @@ impl Source {
                 chunk_for(path),
             )?)),
             Format::Parquet => Source::Parquet(ParquetSource::new(path, fields)?),
+        })
+    }
+
+    /// JSON Lines from an input already open (`path` names it), numbered
+    /// as if `after` lines came before it (`import`, after its header).
+    pub fn lines(input: Box<dyn BufRead + Send>, after: u64, fields: &Fields, path: &str) -> Self {
+        Source::Lines(LineSource {
+            lines: Lines::new(input, after),
+            fields: fields.clone(),
+            chunk: chunk_for(path),
+            path: path.to_owned(),
+            surveyed: false,
         })
     }
 
@@ -236,6 +271,22 @@ fn chunk_for(path: &str) -> usize {
 }
 
 #[cfg(test)]
+impl Source {
+    /// `path` opened as `format`, with only a `text` field: for tests.
+    pub(crate) fn open_text(path: &Path, format: Format) -> Self {
+        let fields = Fields {
+            text: "text".into(),
+            id: None,
+            score: None,
+            flags: None,
+            shingles: false,
+        };
+        let path = path.to_str().expect("a UTF-8 path");
+        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -253,30 +304,25 @@ mod tests {
             Format::Parquet
         );
     }
-}
 
-#[cfg(test)]
-impl Source {
-    /// `path` opened as `format`, with only a `text` field: for tests.
-    pub(crate) fn open_text(path: &Path, format: Format) -> Self {
-        let fields = Fields {
-            text: "text".into(),
-            id: None,
-            score: None,
-        };
-        let path = path.to_str().expect("a UTF-8 path");
-        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+    /// A FIFO is not sniffed: opening it would wait for a writer, and its
+    /// first bytes, once read, would be gone.
+    #[test]
+    fn a_fifo_is_told_by_its_name_without_being_read() {
+        let (_dir, fifo) = crate::support::testing::temp_path("in");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(detect(fifo.to_str().unwrap(), None).ok());
+        });
+        let told = rx.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(told.expect("no wait for a writer"), Some(Format::Jsonl));
     }
-}
-
-#[cfg(test)]
-mod chunk_tests {
-    use super::*;
 
     #[test]
     fn huge_lines_come_in_chunks_bounded_by_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("in.jsonl");
+        let (_dir, path) = crate::support::testing::temp_path("in.jsonl");
         let text = "word ".repeat(1 << 20);
         let line = format!("{}\n", serde_json::json!({ "text": text }));
         std::fs::write(&path, line.repeat(40)).unwrap();

@@ -66,25 +66,16 @@ impl ParquetSource {
                 .collect();
             names.join(", ")
         };
-        if column(&empty, &source.fields.text).is_none() {
-            return fail(format!(
-                "{path} has no column `{}` (--text-field); its columns: {}",
-                source.fields.text,
-                columns()
-            ));
-        }
-        if let Some(id) = &source.fields.id {
-            if column(&empty, id).is_none() {
+        let fields = &source.fields;
+        let wanted = [
+            (Some(&fields.text), fields.text_flag()),
+            (fields.id.as_ref(), fields.id_flag()),
+            (fields.score.as_ref(), " (--keep)".to_owned()),
+        ];
+        for (name, flag) in wanted {
+            if let Some(name) = name.filter(|name| column(&empty, name).is_none()) {
                 return fail(format!(
-                    "{path} has no column `{id}` (--id-field); its columns: {}",
-                    columns()
-                ));
-            }
-        }
-        if let Some(score) = &source.fields.score {
-            if column(&empty, score).is_none() {
-                return fail(format!(
-                    "{path} has no column `{score}` (--keep); its columns: {}",
+                    "{path} has no column `{name}`{flag}; its columns: {}",
                     columns()
                 ));
             }
@@ -124,6 +115,7 @@ impl ParquetSource {
                     Parsed::Good(Good {
                         id: id.as_ref().and_then(|a| id_at(a, row)),
                         text: t.unwrap_or_default().to_owned(),
+                        shingles: None,
                         score: score.as_ref().and_then(|a| number_at(a, row)),
                     })
                 }
@@ -293,8 +285,7 @@ mod tests {
 
     #[test]
     fn rows_sharing_a_huge_dictionary_value_come_in_chunks_bounded_by_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("in.parquet");
+        let (_dir, path) = crate::support::testing::temp_path("in.parquet");
         // 100 rows, all pointing at one 10 MB text: a tiny file.
         let big = "word ".repeat(2 << 20);
         let values = StringArray::from(vec![big.as_str()]);

@@ -24,7 +24,8 @@ impl Survey {
     /// Counts one JSON object of the first chunk.
     pub fn object(&mut self, value: &serde_json::Value, fields: &Fields) {
         self.objects += 1;
-        if super::text::json_field(value, &fields.text).is_some() {
+        let shingles = || fields.shingles && value.get("shingles").is_some();
+        if super::text::json_field(value, &fields.text).is_some() || shingles() {
             self.with_text += 1;
         }
         if let Some(id) = &fields.id {
@@ -59,16 +60,18 @@ pub fn check_survey(survey: &Survey, fields: &Fields, path: &str) -> Result<(), 
     };
     if survey.with_text == 0 {
         return fail(format!(
-            "none of the first {} record(s) of {what} has the field `{}` (--text-field); they have {}",
+            "none of the first {} record(s) of {what} has the field `{}`{}; they have {}",
             survey.objects,
             fields.text,
+            fields.text_flag(),
             seen()
         ));
     }
     if let Some(id) = fields.id.as_deref().filter(|_| survey.with_id == 0) {
         return fail(format!(
-            "none of the first {} record(s) of {what} has the field `{id}` (--id-field); they have {}",
+            "none of the first {} record(s) of {what} has the field `{id}`{}; they have {}",
             survey.objects,
+            fields.id_flag(),
             seen()
         ));
     }

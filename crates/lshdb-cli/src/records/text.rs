@@ -90,12 +90,18 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
     if let Some(survey) = survey {
         survey.object(&value, fields);
     }
-    match json_field(&value, &fields.text) {
+    let shingles = match json_field(&value, &fields.text) {
         // Empty and null texts are records without near-duplicates.
-        Some(serde_json::Value::String(_) | serde_json::Value::Null) => {}
+        Some(serde_json::Value::String(_) | serde_json::Value::Null) => None,
         Some(_) => return Parsed::Bad(format!("field `{}` is not a string", fields.text)),
-        None => return Parsed::Bad(format!("missing field `{}`", fields.text)),
-    }
+        None => match value.get("shingles").filter(|_| fields.shingles) {
+            Some(serde_json::Value::Array(items)) => match shingles_of(items) {
+                Some(hashes) => Some(hashes),
+                None => return Parsed::Bad("`shingles` holds a value that is not a u32".into()),
+            },
+            _ => return Parsed::Bad(format!("missing field `{}`", fields.text)),
+        },
+    };
     let id = match fields.id.as_deref().and_then(|f| json_field(&value, f)) {
         Some(serde_json::Value::Null) | None => None,
         Some(v @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => scalar_text(v),
@@ -125,8 +131,17 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
     Parsed::Good(Good {
         id,
         text: body,
+        shingles,
         score,
     })
+}
+
+/// A `shingles` array as u32 hashes; `None` when a value is not one.
+fn shingles_of(items: &[serde_json::Value]) -> Option<Vec<u32>> {
+    items
+        .iter()
+        .map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
+        .collect()
 }
 
 /// The reason of a text above the document limit.
@@ -221,15 +236,17 @@ impl CsvSource {
         };
         let Some(text) = column(&fields.text) else {
             return fail(format!(
-                "the CSV header of {path} has no column `{}` (--text-field); its columns: {}",
+                "the CSV header of {path} has no column `{}`{}; its columns: {}",
                 fields.text,
+                fields.text_flag(),
                 columns()
             ));
         };
         let id = match &fields.id {
             Some(name) => Some(column(name).ok_or_else(|| {
                 CliError::Message(format!(
-                    "the CSV header of {path} has no column `{name}` (--id-field); its columns: {}",
+                    "the CSV header of {path} has no column `{name}`{}; its columns: {}",
+                    fields.id_flag(),
                     columns()
                 ))
             })?),
@@ -337,6 +354,7 @@ impl CsvSource {
         Parsed::Good(Good {
             id,
             text: text.to_owned(),
+            shingles: None,
             score,
         })
     }
@@ -351,6 +369,8 @@ mod tests {
             text: text.to_owned(),
             id: id.map(str::to_owned),
             score: score.map(str::to_owned),
+            flags: None,
+            shingles: false,
         }
     }
 

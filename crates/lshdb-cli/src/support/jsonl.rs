@@ -1,8 +1,8 @@
 //! The one JSON Lines reader of the CLI: bounded lines, numbered, with a
 //! byte-order mark at the start of the input dropped, each parsed into a
-//! JSON object or the reason it is not one. `add --jsonl`, `query --jsonl`
-//! and `import` (through `input::JsonLines`) and `dedup` (through
-//! `records`) read their lines here, and then take their own fields.
+//! JSON object or the reason it is not one. Every command that reads JSON
+//! records (`add --jsonl`, `query --jsonl`, `import`, `dedup`) reads its
+//! lines here, through `records`.
 
 use lshdb::MAX_DOCUMENT_BYTES;
 use std::io::{BufRead, Read};

@@ -9,7 +9,7 @@ use crate::output::{line, progress, short, similarity};
 use crate::support::context::Context;
 use crate::{fail, CliError, CmdResult, Outcome};
 use indicatif::ProgressBar;
-use lshdb::{AsDocument, BulkOptions, Database, DocumentBuf, Unique};
+use lshdb::{AsDocument, BulkOptions, BulkReport, Database, DocumentBuf, Unique};
 use std::cell::RefCell;
 
 /// How many records with the same error are described before the rest are
@@ -129,19 +129,13 @@ pub fn good_records<'a>(
         .flatten()
 }
 
-/// What a load did, all of it committed.
+/// What a load did, all of it committed: the library's [`BulkReport`]
+/// (for a `--unique` load, filled in from its chunks) and the
+/// near-duplicates `--unique` left out.
 pub struct Summary {
-    /// Documents stored (new or replaced).
-    pub added: u64,
+    pub report: BulkReport,
     /// Near-duplicates not added (`--unique`).
     pub duplicates: u64,
-    /// Documents the database refused.
-    pub rejected: u64,
-    /// Of those added, how many replaced a document with the same key
-    /// (bulk loads).
-    pub replaced: u64,
-    /// Commits made.
-    pub commits: u64,
     text: String,
 }
 
@@ -161,15 +155,13 @@ pub fn report(summary: &Summary, skips: Skips, as_json: bool, ctx: &Context) -> 
         eprintln!("lshdb: {message}");
     }
     if as_json {
-        crate::output::json(&serde_json::json!({
-            "added": summary.added,
-            "replaced": summary.replaced,
-            "commits": summary.commits,
-            "duplicates": summary.duplicates,
-            "rejected": summary.rejected,
-            "bad": skips.bad.total,
-            "complete": skips.fatal.is_none() && !interrupt.interrupted(),
-        }));
+        let complete = skips.fatal.is_none() && !interrupt.interrupted();
+        crate::output::json(&crate::render::bulk_json(
+            &summary.report,
+            summary.duplicates,
+            skips.bad.total,
+            complete,
+        ));
     } else {
         line(format_args!(
             "{summary}; {} bad record(s) skipped",
@@ -187,8 +179,9 @@ pub fn report(summary: &Summary, skips: Skips, as_json: bool, ctx: &Context) -> 
                 .to_owned(),
         ));
     }
-    if summary.added == 0 && summary.duplicates == 0 {
-        return fail(if skips.bad.total + summary.rejected == 0 {
+    let rejected = summary.report.rejected.len() as u64;
+    if summary.report.inserted == 0 && summary.duplicates == 0 {
+        return fail(if skips.bad.total + rejected == 0 {
             "nothing was added: the input holds no records"
         } else {
             "nothing was added: every record was skipped or rejected (see above)"
@@ -267,7 +260,7 @@ fn end_load<T>(
         let (summary, error) = failed_load(committed, added, &err, ctx);
         if ctx.json() {
             crate::output::json(&serde_json::json!({
-                "added": added, "complete": false, "stopped_by_error": true,
+                "inserted": added, "complete": false, "stopped_by_error": true,
             }));
         } else {
             line(summary);
@@ -285,139 +278,155 @@ pub fn load<D: AsDocument + Send>(
 ) -> Result<Summary, CliError> {
     let bar = progress(None, "adding");
     let counter = bar.clone();
-    load_with(
+    let loader = Loader {
         db,
-        records.inspect(move |_| counter.inc(1)),
         batch,
-        &bar,
+        bar: &bar,
         ctx,
-    )
+    };
+    loader.bulk(records.inspect(move |_| counter.inc(1)))
 }
 
-/// Bulk load; `bar` is moved by the caller as records are read and shows
-/// what is committed.
-pub fn load_with<D: AsDocument + Send>(
-    db: &Database,
-    records: impl Iterator<Item = (String, D)>,
-    batch: usize,
-    bar: &ProgressBar,
-    ctx: &Context,
-) -> Result<Summary, CliError> {
-    let interrupt = ctx.interrupt();
-    let mut committed = Committed::default();
-    let mut rejections = Limited::default();
-    let result = db.insert_bulk(records, &BulkOptions::default().batch(batch), |r| {
-        for (key, err) in &r.rejected[committed.rejected as usize..] {
-            reject(&mut rejections, key, err);
-        }
-        committed = Committed {
-            inserted: r.inserted,
-            replaced: r.replaced,
-            commits: r.commits,
-            rejected: r.rejected.len() as u64,
-        };
-        interrupt.note_progress(committed.text());
-        bar.set_message(format!("{} added", committed.inserted));
-        !interrupt.interrupted()
-    });
-    bar.finish_and_clear();
-    let report = end_load(
-        result.map_err(CliError::from),
-        &rejections,
-        &committed.text(),
-        committed.inserted,
-        ctx,
-    )?;
-    Ok(Summary {
-        added: report.inserted,
-        duplicates: 0,
-        rejected: report.rejected.len() as u64,
-        replaced: report.replaced,
-        commits: report.commits,
-        text: committed.text(),
-    })
+/// A load's setting: the database, the documents per commit, the bar the
+/// caller moves as records are read (it shows what is committed), and the
+/// run's context.
+#[derive(Clone, Copy)]
+pub struct Loader<'a> {
+    pub db: &'a Database,
+    pub batch: usize,
+    pub bar: &'a ProgressBar,
+    pub ctx: &'a Context,
+}
+
+impl Loader<'_> {
+    /// A bulk load of `records`; returns the summary.
+    pub fn bulk<D: AsDocument + Send>(
+        self,
+        records: impl Iterator<Item = (String, D)>,
+    ) -> Result<Summary, CliError> {
+        let interrupt = self.ctx.interrupt();
+        let mut committed = Committed::default();
+        let mut rejections = Limited::default();
+        let result = self
+            .db
+            .insert_bulk(records, &BulkOptions::default().batch(self.batch), |r| {
+                for (key, err) in &r.rejected[committed.rejected as usize..] {
+                    reject(&mut rejections, key, err);
+                }
+                committed = Committed {
+                    inserted: r.inserted,
+                    replaced: r.replaced,
+                    commits: r.commits,
+                    rejected: r.rejected.len() as u64,
+                };
+                interrupt.note_progress(committed.text());
+                self.bar
+                    .set_message(format!("{} added", committed.inserted));
+                !interrupt.interrupted()
+            });
+        self.bar.finish_and_clear();
+        let report = end_load(
+            result.map_err(CliError::from),
+            &rejections,
+            &committed.text(),
+            committed.inserted,
+            self.ctx,
+        )?;
+        Ok(Summary {
+            report,
+            duplicates: 0,
+            text: committed.text(),
+        })
+    }
+}
+
+/// Says on standard output that `key` was not added, being a
+/// near-duplicate of `hit`.
+fn print_duplicate(key: &str, hit: &lshdb::Hit) {
+    line(format_args!(
+        "duplicate: `{}` is a near-duplicate of `{}` ({}); not added",
+        short(key),
+        short(&hit.key),
+        similarity(hit.similarity)
+    ));
 }
 
 /// Documents per `insert_unique_many` call of a dedup-on-write load.
 const UNIQUE_CHUNK: usize = 1024;
 
-/// Dedup-on-write load, `insert_unique_many` over chunks of documents,
-/// committing every `batch` documents; Ctrl-C is noticed between chunks.
-pub fn load_unique(
-    db: &Database,
-    records: impl Iterator<Item = (String, DocumentBuf)>,
-    batch: usize,
-    threshold: f64,
-    bar: &ProgressBar,
-    ctx: &Context,
-) -> Result<Summary, CliError> {
-    let interrupt = ctx.interrupt();
-    // Committed counts, and those of the open transaction.
-    let (mut inserted, mut duplicates, mut rejected) = (0u64, 0u64, 0u64);
-    let mut commits = 0u64;
-    let mut rejections = Limited::default();
-    let text = |inserted: u64, duplicates: u64, rejected: u64| {
-        format!(
-            "added {inserted} document(s); {duplicates} near-duplicate(s) not added; {rejected} rejected"
-        )
-    };
-    let mut records = records;
-    let result = (|| -> Result<(), CliError> {
-        let mut done = false;
-        while !done && !interrupt.interrupted() {
-            let mut txn = db.batch()?;
-            let (mut new, mut dup, mut rej) = (0u64, 0u64, 0u64);
-            let mut left = batch.max(1);
-            while left > 0 && !done && !interrupt.interrupted() {
-                // Prepared in parallel, checked in order (one call per chunk).
-                let want = left.min(UNIQUE_CHUNK);
-                let chunk: Vec<(String, DocumentBuf)> = records.by_ref().take(want).collect();
-                done = chunk.len() < want;
-                left -= chunk.len();
-                let results = txn.insert_unique_many(&chunk, threshold)?;
-                for ((key, _), result) in chunk.iter().zip(results) {
-                    match result {
-                        Ok(Unique::Inserted) => new += 1,
-                        Ok(Unique::Duplicate(hit)) => {
-                            dup += 1;
-                            line(format_args!(
-                                "duplicate: `{}` is a near-duplicate of `{}` ({}); not added",
-                                short(key),
-                                short(&hit.key),
-                                similarity(hit.similarity)
-                            ));
+impl Loader<'_> {
+    /// Dedup-on-write load, `insert_unique_many` over chunks of documents,
+    /// committing every `batch` documents; Ctrl-C is noticed between chunks.
+    pub fn unique(
+        self,
+        records: impl Iterator<Item = (String, DocumentBuf)>,
+        threshold: f64,
+    ) -> Result<Summary, CliError> {
+        let interrupt = self.ctx.interrupt();
+        // What is committed.
+        let mut report = BulkReport::default();
+        let mut duplicates = 0u64;
+        let mut rejections = Limited::default();
+        let text = |report: &BulkReport, duplicates: u64| {
+            format!(
+                "added {} document(s); {duplicates} near-duplicate(s) not added; {} rejected",
+                report.inserted,
+                report.rejected.len()
+            )
+        };
+        let mut records = records;
+        let result = (|| -> Result<(), CliError> {
+            let mut done = false;
+            while !done && !interrupt.interrupted() {
+                let mut txn = self.db.batch()?;
+                // The open transaction's counts.
+                let (mut new, mut dup, mut rejected) = (0u64, 0u64, Vec::new());
+                let mut left = self.batch.max(1);
+                while left > 0 && !done && !interrupt.interrupted() {
+                    // Prepared in parallel, checked in order (one call per chunk).
+                    let want = left.min(UNIQUE_CHUNK);
+                    let chunk: Vec<(String, DocumentBuf)> = records.by_ref().take(want).collect();
+                    done = chunk.len() < want;
+                    left -= chunk.len();
+                    let results = txn.insert_unique_many(&chunk, threshold)?;
+                    for ((key, _), result) in chunk.into_iter().zip(results) {
+                        match result {
+                            Ok(Unique::Inserted) => new += 1,
+                            Ok(Unique::Duplicate(hit)) => {
+                                dup += 1;
+                                print_duplicate(&key, &hit);
+                            }
+                            Err(
+                                err @ (lshdb::Error::EmptyDocument { .. }
+                                | lshdb::Error::InvalidKey { .. }
+                                | lshdb::Error::DocumentTooLarge { .. }),
+                            ) => {
+                                reject(&mut rejections, &key, &err);
+                                rejected.push((key, err));
+                            }
+                            Err(err) => return Err(err.into()),
                         }
-                        Err(
-                            err @ (lshdb::Error::EmptyDocument { .. }
-                            | lshdb::Error::InvalidKey { .. }
-                            | lshdb::Error::DocumentTooLarge { .. }),
-                        ) => {
-                            rej += 1;
-                            reject(&mut rejections, key, &err);
-                        }
-                        Err(err) => return Err(err.into()),
                     }
                 }
+                txn.commit()?;
+                report.commits += 1;
+                report.inserted += new;
+                report.rejected.extend(rejected);
+                duplicates += dup;
+                interrupt.note_progress(text(&report, duplicates));
+                self.bar.set_message(format!("{} added", report.inserted));
             }
-            txn.commit()?;
-            commits += 1;
-            (inserted, duplicates, rejected) = (inserted + new, duplicates + dup, rejected + rej);
-            interrupt.note_progress(text(inserted, duplicates, rejected));
-            bar.set_message(format!("{inserted} added"));
-        }
-        Ok(())
-    })();
-    bar.finish_and_clear();
-    let summary = text(inserted, duplicates, rejected);
-    end_load(result, &rejections, &summary, inserted, ctx)?;
-    Ok(Summary {
-        added: inserted,
-        duplicates,
-        rejected,
-        replaced: 0,
-        commits,
-        text: summary,
-    })
+            Ok(())
+        })();
+        self.bar.finish_and_clear();
+        let summary = text(&report, duplicates);
+        end_load(result, &rejections, &summary, report.inserted, self.ctx)?;
+        Ok(Summary {
+            report,
+            duplicates,
+            text: summary,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -10,3 +10,5 @@ pub mod groups;
 pub mod jsonl;
 pub mod load;
 pub mod outfile;
+#[cfg(test)]
+pub mod testing;
