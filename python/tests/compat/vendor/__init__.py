@@ -1,0 +1,1 @@
+"""Third-party test files, kept as their authors wrote them."""
