@@ -5,12 +5,18 @@ use super::containment::ContainmentQuery;
 use super::Database;
 use crate::query::plan::{self, PlanOptions};
 use crate::query::simhash;
+use crate::query::topk;
 use crate::query::{QueryInput, QueryResult, SimHashHit, TruncatedBucket};
+use crate::sketch::ensemble::Ensemble;
 use crate::store::cache::CachedReader;
 use crate::store::tables::ReadTables;
 use crate::store::walk::Walker;
 use crate::Result;
 use std::time::{Duration, Instant};
+
+/// Top-k on a file without the prefix forest warns when its recall
+/// estimate is below this.
+const TOP_WARN_BELOW: f64 = 0.9;
 
 /// A query being built: set options, then [`Query::run`].
 ///
@@ -130,6 +136,9 @@ impl<'db> Query<'db> {
             let db = self.db;
             db.in_snapshot(&self.input, |snap| {
                 self.options.exclude = snap.exclude;
+                if let (Some(k), Some(forest)) = (self.options.top, db.pipeline().containment()) {
+                    return run_forest(db, &self.options, &snap, &forest, k);
+                }
                 let planned = plan::run(snap.reader, db.pipeline(), &snap.sketch, &self.options)?;
                 let mut explain = planned.explain;
                 explain.sketch_time = snap.sketch_time;
@@ -141,6 +150,19 @@ impl<'db> Query<'db> {
                             threshold: self.options.threshold,
                             index_threshold,
                             candidate_probability: explain.candidate_probability_at_threshold,
+                        },
+                    );
+                }
+                let low = explain.recall_estimate.is_none_or(|p| p < TOP_WARN_BELOW);
+                if self.options.top.is_some() && low {
+                    let banding = db.pipeline().banding();
+                    explain.warnings.insert(
+                        0,
+                        crate::query::Warning::TopWithoutForest {
+                            recall_estimate: explain.recall_estimate.unwrap_or(0.0),
+                            index_threshold,
+                            bands: banding.bands(),
+                            rows: banding.rows(),
                         },
                     );
                 }
@@ -180,6 +202,34 @@ impl<'db> Query<'db> {
             )
         })
     }
+}
+
+/// Top-k over the prefix forest (`query::topk`), in snapshot `snap`.
+fn run_forest(
+    db: &Database,
+    options: &PlanOptions,
+    snap: &Snapshot<'_, '_>,
+    forest: &Ensemble,
+    k: usize,
+) -> Result<QueryResult> {
+    let table = crate::store::containment::open_read(snap.txn)?;
+    let (mut hits, mut explain) = topk::search(
+        snap.reader,
+        table.as_ref(),
+        forest,
+        db.pipeline(),
+        &snap.sketch,
+        k,
+        options.exclude,
+        options.max_bucket,
+    )?;
+    explain.sketch_time = snap.sketch_time;
+    if let Some(limit) = options.limit {
+        hits.truncate(limit);
+        explain.returned = hits.len();
+    }
+    let hits = plan::resolve(snap.reader, hits)?;
+    Ok(QueryResult { hits, explain })
 }
 
 /// A query's read snapshot, with the query input sketched in it.
