@@ -29,6 +29,17 @@ pub fn warning(w: &Warning) -> String {
              stored set was compared with the query (exact, but linear in the database); build \
              the index with `lshdb rebuild FILE --containment`"
             .to_owned(),
+        Warning::TopWithoutForest {
+            recall_estimate,
+            index_threshold,
+            bands,
+            rows,
+        } => format!(
+            "top-k probed the {bands} x {rows} bands tuned for similarity {index_threshold}, so \
+             less similar neighbours are mostly missed (recall estimate {recall_estimate:.2}); \
+             build the containment index, whose prefix forest top-k probes at every depth, with \
+             `lshdb rebuild FILE --containment`"
+        ),
         other => other.to_string(),
     }
 }
