@@ -52,9 +52,9 @@ pub const TARGET_RECALL: f64 = 0.99;
 /// over the forest `table`: verified (id, similarity) pairs, best first
 /// (ties by id), and the explain record.
 #[allow(clippy::too_many_arguments)]
-pub fn search(
-    reader: &impl Reader,
-    table: Option<&impl ReadableTable<Posting, ()>>,
+pub fn search<R: Reader, T: ReadableTable<Posting, ()>>(
+    reader: &R,
+    table: Option<&T>,
     ensemble: &Ensemble,
     pipeline: &Pipeline,
     sketch: &Sketch,
@@ -62,46 +62,33 @@ pub fn search(
     exclude: Option<u64>,
     max_bucket: usize,
 ) -> Result<(Vec<(u64, f64)>, Explain)> {
-    let mut explain = Explain::default();
-    let mut hits: Vec<(u64, f64)> = Vec::new();
     let Some(table) = table else {
-        return Ok((hits, explain)); // an index with nothing written yet
+        // An index with nothing written yet.
+        return Ok((Vec::new(), Explain::default()));
     };
-    let classes = classes(table)?;
     let mut prefixes = Vec::new();
     ensemble.prefixes(&sketch.signature, &mut prefixes);
-    let q = sketch.set.len();
-    let mut seen: HashSet<u64> = exclude.into_iter().collect();
-    let (mut lookup, mut verify_time, mut cut) = (Duration::ZERO, Duration::ZERO, 0);
+    let mut search = Search {
+        reader,
+        table,
+        ensemble,
+        pipeline,
+        sketch,
+        k,
+        max_bucket,
+        classes: classes(table)?,
+        prefixes,
+        seen: exclude.into_iter().collect(),
+        hits: Vec::new(),
+        explain: Explain::default(),
+        cut: 0,
+        lookup: Duration::ZERO,
+        verify_time: Duration::ZERO,
+    };
     for depth in (1..=ensemble.depth()).rev() {
-        let floor = kth(&hits, k);
-        let start = Instant::now();
-        let mut candidates = Vec::new();
-        for &class in classes
-            .iter()
-            .filter(|&&c| can_reach(ensemble, c, q, floor))
-        {
-            for (tree, &prefix) in prefixes.iter().enumerate() {
-                let range = Ensemble::prefix_range(prefix, depth);
-                let slot = index::slot(class, tree);
-                let cap = max_bucket;
-                cut += usize::from(index::probe(table, slot, range, cap, &mut candidates)?);
-                explain.buckets_probed += 1;
-            }
-        }
-        explain.posting_sizes.push(candidates.len());
-        // Each candidate with the number of trees it was found in.
-        candidates.sort_unstable();
-        let mut counted: Vec<(usize, u64)> = candidates
-            .chunk_by(|a, b| a == b)
-            .filter(|run| !seen.contains(&run[0]))
-            .map(|run| (run.len(), run[0]))
-            .collect();
-        seen.extend(counted.iter().map(|&(_, id)| id));
-        explain.candidates += counted.len();
-        lookup += start.elapsed();
+        let mut counted = search.probe(depth)?;
         // Deeper levels verify every candidate; one value deep, the
-        // candidates found in the most trees go first (see `by_count`).
+        // candidates found in the most trees go first.
         let groups: Vec<Vec<(usize, u64)>> = if depth > 1 {
             vec![counted]
         } else {
@@ -111,56 +98,132 @@ pub fn search(
                 .map(<[_]>::to_vec)
                 .collect()
         };
-        let trees = prefixes.len();
-        let mut estimate = None;
+        if search.verify_groups(depth, &groups)? {
+            break;
+        }
+    }
+    Ok(search.finish())
+}
+
+/// One top-k search's state.
+struct Search<'a, R, T> {
+    reader: &'a R,
+    table: &'a T,
+    ensemble: &'a Ensemble,
+    pipeline: &'a Pipeline,
+    sketch: &'a Sketch,
+    k: usize,
+    max_bucket: usize,
+    /// The non-empty size classes.
+    classes: Vec<u8>,
+    /// The query's key in each tree.
+    prefixes: Vec<u64>,
+    /// Ids already candidates (and the query's own).
+    seen: HashSet<u64>,
+    /// The best k verified so far, best first.
+    hits: Vec<(u64, f64)>,
+    explain: Explain,
+    cut: usize,
+    lookup: Duration,
+    verify_time: Duration,
+}
+
+impl<R: Reader, T: ReadableTable<Posting, ()>> Search<'_, R, T> {
+    /// Probes every tree at `depth` values in the size classes that can
+    /// hold a set as similar as the k-th hit: the new candidates, each
+    /// with the number of trees it was found in.
+    fn probe(&mut self, depth: usize) -> Result<Vec<(usize, u64)>> {
+        let (floor, q) = (kth(&self.hits, self.k), self.sketch.set.len());
+        let start = Instant::now();
+        let mut candidates = Vec::new();
+        let reachable = self
+            .classes
+            .iter()
+            .filter(|&&c| can_reach(self.ensemble, c, q, floor));
+        for &class in reachable {
+            for (tree, &prefix) in self.prefixes.iter().enumerate() {
+                let range = Ensemble::prefix_range(prefix, depth);
+                let slot = index::slot(class, tree);
+                let cap = self.max_bucket;
+                let cut = index::probe(self.table, slot, range, cap, &mut candidates)?;
+                self.cut += usize::from(cut);
+                self.explain.buckets_probed += 1;
+            }
+        }
+        self.explain.posting_sizes.push(candidates.len());
+        candidates.sort_unstable();
+        let counted: Vec<(usize, u64)> = candidates
+            .chunk_by(|a, b| a == b)
+            .filter(|run| !self.seen.contains(&run[0]))
+            .map(|run| (run.len(), run[0]))
+            .collect();
+        self.seen.extend(counted.iter().map(|&(_, id)| id));
+        self.explain.candidates += counted.len();
+        self.lookup += start.elapsed();
+        Ok(counted)
+    }
+
+    /// Verifies the candidate `groups` of `depth` in turn; true when the
+    /// search may stop (k hits, and the recall estimate at the target).
+    fn verify_groups(&mut self, depth: usize, groups: &[Vec<(usize, u64)>]) -> Result<bool> {
+        let trees = self.prefixes.len();
+        // No new candidates: the estimate still moves to this depth.
+        let none = [Vec::new()];
+        let groups = if groups.is_empty() { &none[..] } else { groups };
         for (i, group) in groups.iter().enumerate() {
             // Verified at the k-th similarity held so far: what falls
             // below it cannot enter the top k (and sizes that cannot reach
             // it are dropped unread).
-            let floor = kth(&hits, k);
+            let floor = kth(&self.hits, self.k);
             let ids = group.iter().map(|&(_, id)| id).collect();
+            let (set, signature) = (&self.sketch.set, &self.sketch.signature);
+            let explain = &mut self.explain;
             let found = verify(
-                reader,
-                pipeline,
-                &sketch.set,
-                &sketch.signature,
+                self.reader,
+                self.pipeline,
+                set,
+                signature,
                 ids,
                 floor,
                 true,
-                &mut explain,
+                explain,
             )?;
-            verify_time += explain.verify_time;
-            hits.extend(found.into_iter().filter(|&(_, s)| s > 0.0));
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            hits.truncate(k);
+            self.verify_time += self.explain.verify_time;
+            self.hits
+                .extend(found.into_iter().filter(|&(_, s)| s > 0.0));
+            self.hits
+                .sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            self.hits.truncate(self.k);
             // The most trees an unverified candidate was found in.
             let left = groups.get(i + 1).map_or(0, |g| g[0].0);
-            estimate = hits.last().map(|&(_, s)| {
+            let estimate = self.hits.last().map(|&(_, s)| {
                 if depth > 1 || left == 0 {
                     candidate_probability(s, trees, depth)
                 } else {
                     1.0 - binomial_cdf(trees, s, left)
                 }
             });
-            if depth == 1 && hits.len() >= k && estimate.is_some_and(|p| p >= TARGET_RECALL) {
-                break;
+            self.explain.recall_estimate = estimate;
+            if self.hits.len() >= self.k && estimate.is_some_and(|p| p >= TARGET_RECALL) {
+                return Ok(true);
             }
         }
-        explain.recall_estimate = estimate;
-        if hits.len() >= k && estimate.is_some_and(|p| p >= TARGET_RECALL) {
-            break;
+        Ok(false)
+    }
+
+    /// The hits and the explain record, with its totals.
+    fn finish(mut self) -> (Vec<(u64, f64)>, Explain) {
+        self.explain.lookup_time = self.lookup;
+        self.explain.verify_time = self.verify_time;
+        self.explain.returned = self.hits.len();
+        if self.cut > 0 {
+            self.explain.warnings.push(Warning::ProbesTruncated {
+                probes: self.cut,
+                max_bucket: self.max_bucket,
+            });
         }
+        (self.hits, self.explain)
     }
-    explain.lookup_time = lookup;
-    explain.verify_time = verify_time;
-    explain.returned = hits.len();
-    if cut > 0 {
-        explain.warnings.push(Warning::ProbesTruncated {
-            probes: cut,
-            max_bucket,
-        });
-    }
-    Ok((hits, explain))
 }
 
 /// P(X ≤ m) for X ~ Binomial(n, p): the probability that a document at
@@ -211,4 +274,30 @@ fn classes(table: &impl ReadableTable<Posting, ()>) -> Result<Vec<u8>> {
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomial_cdf_sums_the_terms() {
+        assert!((binomial_cdf(32, 0.1, 0) - 0.9f64.powi(32)).abs() < 1e-15);
+        assert!((binomial_cdf(32, 0.3, 32) - 1.0).abs() < 1e-12);
+        // P(X ≤ 1) for n = 4, p = 0.5: (1 + 4) / 16.
+        assert!((binomial_cdf(4, 0.5, 1) - 5.0 / 16.0).abs() < 1e-15);
+        assert_eq!(binomial_cdf(4, 1.0, 3), 0.0);
+        assert_eq!(binomial_cdf(4, 1.0, 4), 1.0);
+    }
+
+    #[test]
+    fn size_classes_outside_the_jaccard_bound_are_skipped() {
+        let e = Ensemble::for_num_perm(128).unwrap();
+        // J ≥ 0.5 with 100 elements needs 50 to 200 elements.
+        assert!(can_reach(&e, e.class_of(100), 100, 0.5));
+        assert!(can_reach(&e, e.class_of(60), 100, 0.5));
+        assert!(!can_reach(&e, e.class_of(20), 100, 0.5));
+        assert!(!can_reach(&e, e.class_of(1000), 100, 0.5));
+        assert!(can_reach(&e, e.class_of(1000), 100, 0.0));
+    }
 }

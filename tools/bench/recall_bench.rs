@@ -184,6 +184,106 @@ fn load(args: &Args) -> Result<(Database, f64), Error> {
     Ok((db, start.elapsed().as_secs_f64()))
 }
 
+/// Totals over the queries.
+#[derive(Default)]
+struct Tally {
+    top_found: usize,
+    top_truth: usize,
+    top_ms: Vec<f64>,
+    estimates: f64,
+    probes: usize,
+    candidates: usize,
+    verified: usize,
+    c_found: usize,
+    c_truth: usize,
+    c_ms: Vec<f64>,
+}
+
+/// (document, Jaccard) of every document sharing a shingle with `q`.
+type Scored = Vec<(u32, f64)>;
+
+impl Tally {
+    /// Top-k of stored document `key` against `exact`, its neighbours.
+    fn top(
+        &mut self,
+        db: &Database,
+        truth: &Truth,
+        key: &str,
+        exact: &Scored,
+        k: usize,
+    ) -> Result<(), Error> {
+        let mut by_sim: Vec<f64> = exact.iter().map(|&(_, j)| j).collect();
+        by_sim.sort_by(|a, b| b.total_cmp(a));
+        let want = k.min(by_sim.len());
+        let timer = Instant::now();
+        let result = db.query_key(key).top(k).run()?;
+        self.top_ms.push(timer.elapsed().as_secs_f64() * 1e3);
+        let e = &result.explain;
+        self.estimates += e.recall_estimate.unwrap_or(0.0);
+        self.probes += e.buckets_probed;
+        self.candidates += e.candidates;
+        self.verified += e.verified;
+        if std::env::var("RECALL_DEBUG").is_ok() {
+            let kth = by_sim.get(k - 1).copied().unwrap_or(0.0);
+            let last = result.hits.last().map(|h| h.similarity);
+            let (sizes, estimate) = (&e.posting_sizes, e.recall_estimate);
+            eprintln!(
+                "{sizes:?} cand {} est {estimate:?} want-kth {kth:.3} got-kth {last:?}",
+                e.candidates
+            );
+        }
+        if want > 0 {
+            let kth = by_sim[want - 1];
+            let exact: HashMap<u32, f64> = exact.iter().copied().collect();
+            let correct = result
+                .hits
+                .iter()
+                .filter(|h| {
+                    exact
+                        .get(&truth.position[&h.key])
+                        .is_some_and(|&j| j >= kth - 1e-12)
+                })
+                .count();
+            self.top_found += correct.min(want);
+            self.top_truth += want;
+        }
+        Ok(())
+    }
+
+    /// Containment search of stored document `key` against `contained`,
+    /// the documents holding a fraction `t` of it.
+    fn containment(
+        &mut self,
+        db: &Database,
+        truth: &Truth,
+        key: &str,
+        contained: &[u32],
+        t: f64,
+    ) -> Result<(), Error> {
+        let timer = Instant::now();
+        let result = db.query_key(key).containment(t).run()?;
+        self.c_ms.push(timer.elapsed().as_secs_f64() * 1e3);
+        let got: std::collections::HashSet<u32> =
+            result.hits.iter().map(|h| truth.position[&h.key]).collect();
+        let found = contained.iter().filter(|d| got.contains(d)).count();
+        if std::env::var("RECALL_DEBUG").is_ok() && found < contained.len() {
+            let e = &result.explain;
+            let classes: Vec<_> = e
+                .classes
+                .iter()
+                .map(|c| (c.class, c.trees, c.depth, c.whole, c.postings, c.truncated))
+                .collect();
+            eprintln!(
+                "containment truth {} found {found} cand {} est {:.3} warn {:?} classes {classes:?}",
+                contained.len(), e.candidates, e.recall_estimate, e.warnings
+            );
+        }
+        self.c_found += found;
+        self.c_truth += contained.len();
+        Ok(())
+    }
+}
+
 fn main() -> Result<(), Error> {
     let args = args()?;
     let (db, load_secs) = load(&args)?;
@@ -197,85 +297,33 @@ fn main() -> Result<(), Error> {
     sample.dedup();
 
     let mut counts = vec![0u32; n];
-    let (mut top_found, mut top_truth, mut top_ms, mut estimates) = (0, 0, Vec::new(), 0.0);
-    let (mut c_found, mut c_truth, mut c_ms) = (0, 0, Vec::new());
-    let (mut probes, mut candidates, mut verified) = (0, 0, 0);
+    let mut tally = Tally::default();
     for &q in &sample {
-        let key = &truth.keys[q];
-        let set = truth.set(q);
+        let (key, set) = (&truth.keys[q], truth.set(q));
         let mut shared = truth.shared(set, &mut counts);
         shared.retain(|&(d, _)| d as usize != q);
         let q_len = set.len() as u32;
-        let jaccard =
-            |d: u32, c: u32| f64::from(c) / f64::from(q_len + truth.sizes[d as usize] - c);
-        let mut by_sim: Vec<f64> = shared.iter().map(|&(d, c)| jaccard(d, c)).collect();
-        by_sim.sort_by(|a, b| b.total_cmp(a));
-        let want = args.k.min(by_sim.len());
-        let timer = Instant::now();
-        let result = db.query_key(key).top(args.k).run()?;
-        top_ms.push(timer.elapsed().as_secs_f64() * 1e3);
-        estimates += result.explain.recall_estimate.unwrap_or(0.0);
-        probes += result.explain.buckets_probed;
-        if std::env::var("RECALL_DEBUG").is_ok() {
-            eprintln!(
-                "{:?} cand {} est {:?} want-kth {:.3} got-kth {:?}",
-                result.explain.posting_sizes,
-                result.explain.candidates,
-                result.explain.recall_estimate,
-                by_sim.get(args.k - 1).copied().unwrap_or(0.0),
-                result.hits.last().map(|h| h.similarity)
-            );
-        }
-        candidates += result.explain.candidates;
-        verified += result.explain.verified;
-        if want > 0 {
-            let kth = by_sim[want - 1];
-            let exact: HashMap<u32, f64> =
-                shared.iter().map(|&(d, c)| (d, jaccard(d, c))).collect();
-            let correct = result
-                .hits
-                .iter()
-                .filter(|h| {
-                    let d = truth.position[&h.key];
-                    exact.get(&d).is_some_and(|&j| j >= kth - 1e-12)
-                })
-                .count();
-            top_found += correct.min(want);
-            top_truth += want;
-        }
+        let exact: Scored = shared
+            .iter()
+            .map(|&(d, c)| {
+                (
+                    d,
+                    f64::from(c) / f64::from(q_len + truth.sizes[d as usize] - c),
+                )
+            })
+            .collect();
+        tally.top(&db, &truth, key, &exact, args.k)?;
         let need = common_needed(args.t, set.len()) as u32;
         let contained: Vec<u32> = shared
             .iter()
             .filter(|&&(_, c)| c >= need)
             .map(|&(d, _)| d)
             .collect();
-        let timer = Instant::now();
-        let result = db.query_key(key).containment(args.t).run()?;
-        c_ms.push(timer.elapsed().as_secs_f64() * 1e3);
-        let got: std::collections::HashSet<u32> =
-            result.hits.iter().map(|h| truth.position[&h.key]).collect();
-        let found = contained.iter().filter(|d| got.contains(d)).count();
-        if std::env::var("RECALL_DEBUG").is_ok() && found < contained.len() {
-            let e = &result.explain;
-            eprintln!(
-                "containment q={} truth {} found {} cand {} est {:.3} warn {:?} classes {:?}",
-                set.len(),
-                contained.len(),
-                found,
-                e.candidates,
-                e.recall_estimate,
-                e.warnings,
-                e.classes
-                    .iter()
-                    .map(|c| (c.class, c.trees, c.depth, c.whole, c.postings, c.truncated))
-                    .collect::<Vec<_>>()
-            );
-        }
-        c_found += found;
-        c_truth += contained.len();
+        tally.containment(&db, &truth, key, &contained, args.t)?;
     }
     let stats = db.stats()?;
-    let queries = sample.len();
+    let queries = sample.len() as f64;
+    let t = &tally;
     println!(
         "{}",
         json!({
@@ -285,21 +333,21 @@ fn main() -> Result<(), Error> {
             "load_s": load_secs,
             "bytes_per_doc": stats.file_bytes as f64 / n as f64,
             "allocated_bytes_per_doc": stats.allocated_bytes as f64 / n as f64,
-            "queries": queries,
+            "queries": sample.len(),
             "top": {
                 "k": args.k,
-                "recall": top_found as f64 / top_truth.max(1) as f64,
-                "recall_estimate_mean": estimates / queries as f64,
-                "probes_mean": probes as f64 / queries as f64,
-                "candidates_mean": candidates as f64 / queries as f64,
-                "verified_mean": verified as f64 / queries as f64,
-                "ms": latency(top_ms),
+                "recall": t.top_found as f64 / t.top_truth.max(1) as f64,
+                "recall_estimate_mean": t.estimates / queries,
+                "probes_mean": t.probes as f64 / queries,
+                "candidates_mean": t.candidates as f64 / queries,
+                "verified_mean": t.verified as f64 / queries,
+                "ms": latency(tally.top_ms.clone()),
             },
             "containment": {
                 "t": args.t,
-                "recall": c_found as f64 / c_truth.max(1) as f64,
-                "truth": c_truth,
-                "ms": latency(c_ms),
+                "recall": t.c_found as f64 / t.c_truth.max(1) as f64,
+                "truth": t.c_truth,
+                "ms": latency(tally.c_ms.clone()),
             },
         })
     );
