@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo run --release --example recall_bench -- \
 //!     --corpus tools/data/debian-desc-long.jsonl --db /tmp/recall.lshdb [--items] \
-//!     [--queries 200] [--k 10] [--containment 0.8] [--limit N] [--reuse]
+//!     [--queries 200] [--k 10] [--containment 0.8] [--limit N] [--reuse] [--max-bucket N]
 //! ```
 //!
 //! The corpus (JSON Lines `{"id", "text"}`) is loaded into a new file with
@@ -130,6 +130,7 @@ struct Args {
     t: f64,
     limit: usize,
     reuse: bool,
+    max_bucket: usize,
 }
 
 fn args() -> Result<Args, Error> {
@@ -144,6 +145,7 @@ fn args() -> Result<Args, Error> {
         db: flag("--db").ok_or("missing --db")?,
         items: args.iter().any(|a| a == "--items"),
         reuse: args.iter().any(|a| a == "--reuse"),
+        max_bucket: flag("--max-bucket").map_or(Ok(lshdb::DEFAULT_MAX_BUCKET), |s| s.parse())?,
         queries: flag("--queries").map_or(Ok(200), |s| s.parse())?,
         k: flag("--k").map_or(Ok(10), |s| s.parse())?,
         t: flag("--containment").map_or(Ok(0.8), |s| s.parse())?,
@@ -191,6 +193,7 @@ struct Tally {
     top_truth: usize,
     top_ms: Vec<f64>,
     estimates: f64,
+    warned: usize,
     probes: usize,
     candidates: usize,
     verified: usize,
@@ -210,13 +213,14 @@ impl Tally {
         truth: &Truth,
         key: &str,
         exact: &Scored,
-        k: usize,
+        (k, max_bucket): (usize, usize),
     ) -> Result<(), Error> {
         let mut by_sim: Vec<f64> = exact.iter().map(|&(_, j)| j).collect();
         by_sim.sort_by(|a, b| b.total_cmp(a));
         let want = k.min(by_sim.len());
         let timer = Instant::now();
-        let result = db.query_key(key).top(k).run()?;
+        let result = db.query_key(key).top(k).max_bucket(max_bucket).run()?;
+        self.warned += usize::from(!result.explain.warnings.is_empty());
         self.top_ms.push(timer.elapsed().as_secs_f64() * 1e3);
         let e = &result.explain;
         self.estimates += e.recall_estimate.unwrap_or(0.0);
@@ -312,7 +316,7 @@ fn main() -> Result<(), Error> {
                 )
             })
             .collect();
-        tally.top(&db, &truth, key, &exact, args.k)?;
+        tally.top(&db, &truth, key, &exact, (args.k, args.max_bucket))?;
         let need = common_needed(args.t, set.len()) as u32;
         let contained: Vec<u32> = shared
             .iter()
@@ -338,6 +342,8 @@ fn main() -> Result<(), Error> {
                 "k": args.k,
                 "recall": t.top_found as f64 / t.top_truth.max(1) as f64,
                 "recall_estimate_mean": t.estimates / queries,
+                "warned": t.warned,
+                "max_bucket": args.max_bucket,
                 "probes_mean": t.probes as f64 / queries,
                 "candidates_mean": t.candidates as f64 / queries,
                 "verified_mean": t.verified as f64 / queries,
