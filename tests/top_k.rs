@@ -126,12 +126,14 @@ fn the_forest_reports_its_recall_estimate_and_the_bands_warn() {
         result.explain.warnings
     );
     assert!(result.explain.verified >= result.hits.len());
+    assert!(result.explain.forest);
     // A limit below k cuts the same ranking.
     let two = forest.query_key("d0100").top(10).limit(2).run().unwrap();
     assert_eq!(two.hits, result.hits[..2]);
 
     let bands = load(&dir, "bands.lshdb", Config::jaccard(0.8));
     let result = bands.query_key("d0100").top(10).run().unwrap();
+    assert!(!result.explain.forest);
     let Some(Warning::TopWithoutForest {
         recall_estimate,
         bands,

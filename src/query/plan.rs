@@ -81,6 +81,10 @@ pub struct Explain {
     /// Postings read from each band's bucket, in band order (for a top-k
     /// over the prefix forest: postings read at each depth, deepest first).
     pub posting_sizes: Vec<usize>,
+    /// True for a top-k over the prefix forest (the containment index),
+    /// whose probes [`Explain::buckets_probed`] and
+    /// [`Explain::posting_sizes`] then count.
+    pub forest: bool,
     /// Buckets cut at the cap.
     pub truncated_buckets: Vec<TruncatedBucket>,
     /// Distinct candidate documents.

@@ -64,7 +64,11 @@ pub fn search<R: Reader, T: ReadableTable<Posting, ()>>(
 ) -> Result<(Vec<(u64, f64)>, Explain)> {
     let Some(table) = table else {
         // An index with nothing written yet.
-        return Ok((Vec::new(), Explain::default()));
+        let explain = Explain {
+            forest: true,
+            ..Explain::default()
+        };
+        return Ok((Vec::new(), explain));
     };
     let mut prefixes = Vec::new();
     ensemble.prefixes(&sketch.signature, &mut prefixes);
@@ -216,6 +220,7 @@ impl<R: Reader, T: ReadableTable<Posting, ()>> Search<'_, R, T> {
         self.explain.lookup_time = self.lookup;
         self.explain.verify_time = self.verify_time;
         self.explain.returned = self.hits.len();
+        self.explain.forest = true;
         if self.cut > 0 {
             self.explain.warnings.push(Warning::ProbesTruncated {
                 probes: self.cut,

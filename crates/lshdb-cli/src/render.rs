@@ -82,9 +82,11 @@ pub fn print_explain(e: &Explain) {
     line("plan:");
     line(format_args!("  sketch     {:>9.1} µs", us(e.sketch_time)));
     line(format_args!(
-        "  lookup     {:>9.1} µs  {} buckets probed, postings per band {:?}{}",
+        "  lookup     {:>9.1} µs  {} {} probed, postings per {} {:?}{}",
         us(e.lookup_time),
         e.buckets_probed,
+        if e.forest { "prefixes" } else { "buckets" },
+        if e.forest { "depth" } else { "band" },
         e.posting_sizes,
         if e.truncated_buckets.is_empty() {
             String::new()
@@ -103,7 +105,7 @@ pub fn print_explain(e: &Explain) {
     ));
     match e.recall_estimate {
         Some(recall) => line(format_args!(
-            "  recall estimate: {recall:.4} (P(candidate) at the last hit's similarity)"
+            "  recall estimate: {recall:.4} (P(found) at the last hit's similarity)"
         )),
         None => line(format_args!(
             "  P(candidate) at the threshold: {:.4}",
