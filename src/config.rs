@@ -92,6 +92,9 @@ impl Config {
     /// Keeps (or not) the containment index: one posting per prefix tree
     /// (32 with 128 values) per document, for fast containment queries
     /// ([`crate::Query::containment`]); without it they scan every set.
+    /// Its prefix forest also serves top-k ([`crate::Query::top`]) at
+    /// every similarity, where the bands find only neighbours near the
+    /// threshold.
     pub fn containment(mut self, on: bool) -> Self {
         self.containment = on;
         self

@@ -275,6 +275,42 @@ fn building_and_dropping_the_index_of_an_existing_database() {
 }
 
 #[test]
+fn thousands_of_copies_are_all_found_past_the_probe_cap() {
+    // Copies share every prefix, so each tree's probe holds the same ids:
+    // the cap counts new candidates, and the trees together read them all
+    // (PyPI's one-line summaries repeat by the thousand).
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("c.lshdb"),
+        Config::jaccard(0.8).containment(true),
+    )
+    .unwrap();
+    let text = "A small python package for parsing things";
+    let copies: Vec<(String, &str)> = (0..2500).map(|i| (format!("copy{i:04}"), text)).collect();
+    db.insert_bulk(copies, &lshdb::BulkOptions::default(), |_| true)
+        .unwrap();
+    let result = db.query(text).containment(0.8).run().unwrap();
+    assert_eq!(result.hits.len(), 2500);
+    assert!(
+        result.explain.warnings.is_empty(),
+        "{:?}",
+        result.explain.warnings
+    );
+    // A cap below one tree's worth still cuts, and says so.
+    let cut = db
+        .query(text)
+        .containment(0.8)
+        .max_bucket(10)
+        .run()
+        .unwrap();
+    assert!(cut.hits.len() < 2500);
+    assert!(matches!(
+        cut.explain.warnings[..],
+        [lshdb::Warning::ProbesTruncated { max_bucket: 10, .. }]
+    ));
+}
+
+#[test]
 fn size_class_edge_cases() {
     let (_dir, db) = common::new_db("e.lshdb", Config::jaccard(0.8).containment(true));
     db.insert("tiny", "abc").unwrap(); // one shingle: its whole text

@@ -151,3 +151,34 @@ fn tuner_choices_are_pinned() {
     assert_eq!(pick(0.5, 128), (26, 3, 50));
     assert_eq!(pick(0.8, 128), (16, 8, 0));
 }
+
+#[test]
+fn containment_prefix_keys_are_pinned() {
+    // The prefix forest's keys (containment search and top-k probe them)
+    // reach disk: tree i's key packs the 16-bit fragments of signature
+    // values 4i..4i+3, high to low; the first key part is class · 256 + tree.
+    use lshdb::sketch::ensemble::Ensemble;
+    let set = shingler(ShingleKind::Chars(5)).set(TEXT);
+    let sig = MinHasher::new(MinHashConfig::default())
+        .unwrap()
+        .signature(set.as_slice());
+    let ensemble = Ensemble::for_num_perm(128).unwrap();
+    let mut keys = Vec::new();
+    ensemble.prefixes(&sig, &mut keys);
+    assert_eq!(keys.len(), 32);
+    let sum = keys.iter().fold(0u64, |acc, &k| acc.rotate_left(7) ^ k);
+    assert_eq!(
+        (keys[0], keys[31], sum),
+        (
+            0xcdb5_16c4_8b80_cdb5,
+            0x2aa0_9df8_1389_f2ba,
+            0x0c13_b748_e98f_2b73
+        )
+    );
+    assert_eq!(ensemble.class_of(set.len() as u32), 10);
+    assert_eq!(lshdb::store::containment::slot(10, 3), 10 * 256 + 3);
+    assert_eq!(
+        Ensemble::prefix_range(keys[0], 1),
+        (0xcdb5 << 48, (0xcdb5 << 48) | 0xffff_ffff_ffff)
+    );
+}

@@ -71,8 +71,10 @@ impl<'db> ContainmentQuery<'db> {
         self
     }
 
-    /// Read at most `n` postings per probed prefix (default
-    /// [`crate::DEFAULT_MAX_BUCKET`]).
+    /// Take at most `n` new candidates from each probed prefix (default
+    /// [`crate::DEFAULT_MAX_BUCKET`]); ids an earlier probe found do not
+    /// count, so the trees of a size class together read past the cap
+    /// through a group of copies.
     pub fn max_bucket(mut self, n: usize) -> Self {
         self.options.max_bucket = n.max(1);
         self

@@ -32,6 +32,7 @@ use crate::store::containment::{self as index, Posting};
 use crate::store::tables::{ReadTables, Reader};
 use crate::Result;
 use redb::ReadableTable;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// A class whose plan finds a set at the threshold with a lower
@@ -50,7 +51,7 @@ pub struct ContainmentOptions {
     pub limit: Option<usize>,
     /// A document id never returned (the query document itself).
     pub exclude: Option<u64>,
-    /// Postings read per probed prefix at most.
+    /// New candidates taken from one probed prefix at most.
     pub max_bucket: usize,
     /// Classes of at most this many documents are read whole where their
     /// plan finds too little (default [`CLASS_SCAN_CAP`]; 0: never).
@@ -93,7 +94,7 @@ pub struct ClassProbe {
     pub candidate_probability: f64,
     /// That probability under the plan, had the class been probed.
     pub index_probability: f64,
-    /// Postings read.
+    /// Candidates read (ids no earlier probe of the query found).
     pub postings: usize,
     /// Probes cut at the cap.
     pub truncated: usize,
@@ -169,6 +170,7 @@ pub fn search(
     let need = common_needed(t, q);
     let start = Instant::now();
     let mut candidates = Vec::new();
+    let mut seen = HashSet::new();
     let mut prefixes = Vec::new();
     ensemble.prefixes(signature, &mut prefixes);
     // The smallest class that can hold `need` shingles, then each
@@ -188,7 +190,7 @@ pub fn search(
                 plan,
                 &prefixes,
                 options,
-                &mut candidates,
+                (&mut seen, &mut candidates),
             )?;
             explain.recall_estimate = explain.recall_estimate.min(probe.candidate_probability);
             explain.classes.push(probe);
@@ -260,7 +262,7 @@ fn probe_class(
     plan: ClassPlan,
     prefixes: &[u64],
     options: &ContainmentOptions,
-    candidates: &mut Vec<u64>,
+    (seen, candidates): (&mut HashSet<u64>, &mut Vec<u64>),
 ) -> Result<ClassProbe> {
     let (min_size, max_size) = ensemble.class_bounds(class);
     let mut probe = ClassProbe {
@@ -288,14 +290,21 @@ fn probe_class(
             return Ok(probe);
         }
     }
+    let mut cut = Vec::new();
     for (tree, &prefix) in prefixes.iter().enumerate().take(plan.trees) {
         let before = candidates.len();
         let range = Ensemble::prefix_range(prefix, plan.depth);
         let slot = index::slot(class, tree);
-        if index::probe(table, slot, range, options.max_bucket, candidates)? {
-            probe.truncated += 1;
+        if index::probe_unseen(table, slot, range, options.max_bucket, seen, candidates)? {
+            cut.push((slot, range));
         }
         probe.postings += candidates.len() - before;
+    }
+    // A cut probe whose rest the class's later probes read lost nothing.
+    for (slot, range) in cut {
+        if !index::covered(table, slot, range, seen, 4 * options.max_bucket)? {
+            probe.truncated += 1;
+        }
     }
     Ok(probe)
 }

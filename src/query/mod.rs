@@ -11,6 +11,7 @@ pub(crate) mod plan;
 mod serial;
 pub(crate) mod shared;
 pub(crate) mod simhash;
+pub(crate) mod topk;
 mod warning;
 
 pub use containment::{ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult};

@@ -76,10 +76,16 @@ pub struct TruncatedBucket {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct Explain {
-    /// Buckets looked up (one per band).
+    /// Buckets looked up (one per band; for a top-k over the prefix
+    /// forest, one per tree, size class and depth probed).
     pub buckets_probed: usize,
-    /// Postings read from each band's bucket, in band order.
+    /// Postings read from each band's bucket, in band order (for a top-k
+    /// over the prefix forest: postings read at each depth, deepest first).
     pub posting_sizes: Vec<usize>,
+    /// True for a top-k over the prefix forest (the containment index),
+    /// whose probes [`Explain::buckets_probed`] and
+    /// [`Explain::posting_sizes`] then count.
+    pub forest: bool,
     /// Buckets cut at the cap.
     pub truncated_buckets: Vec<TruncatedBucket>,
     /// Distinct candidate documents.
@@ -105,10 +111,13 @@ pub struct Explain {
     pub verify_time: Duration,
     /// Things the caller should know (truncated buckets, reduced recall).
     pub warnings: Vec<Warning>,
-    /// Top-k queries only: P(s_k) = 1 − (1 − s_k^r)^b, the probability
-    /// that a document as similar as the k-th hit (the last hit, when
-    /// fewer were found) shares a bucket with the query and so becomes a
-    /// candidate. Every document at least that similar is found with at
+    /// Top-k queries only: the probability that a document as similar as
+    /// the k-th hit (the last hit, when fewer were found), s_k, is found
+    /// and verified. Over the bands, P(s_k) = 1 − (1 − s_k^r)^b; over the
+    /// prefix forest, the same with the trees and the depth the search
+    /// stopped at, or, one value deep, P(X > m) for X ~ Binomial(trees,
+    /// s_k) when the candidates found in m trees or fewer were left
+    /// unverified. Every document at least that similar is found with at
     /// least this probability, so it estimates the recall of the top k.
     /// `None` for other queries, and when nothing was found.
     pub recall_estimate: Option<f64>,

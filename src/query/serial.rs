@@ -27,9 +27,10 @@ impl Micros {
 
 impl Serialize for Explain {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Explain", 12)?;
+        let mut s = serializer.serialize_struct("Explain", 13)?;
         s.serialize_field("buckets_probed", &self.buckets_probed)?;
         s.serialize_field("posting_sizes", &self.posting_sizes)?;
+        s.serialize_field("forest", &self.forest)?;
         s.serialize_field("truncated_buckets", &self.truncated_buckets)?;
         s.serialize_field("candidates", &self.candidates)?;
         s.serialize_field("pruned_by_length", &self.pruned_by_length)?;

@@ -39,6 +39,20 @@ pub enum Warning {
         /// P(candidate) at the query threshold.
         candidate_probability: f64,
     },
+    /// A top-k query on a database without the prefix forest (the
+    /// containment index) probed the bands, tuned for the index
+    /// threshold: a document becomes a candidate only by sharing a bucket,
+    /// so neighbours below that threshold are mostly missed.
+    TopWithoutForest {
+        /// P(candidate) at the k-th hit's similarity (0 without hits).
+        recall_estimate: f64,
+        /// The threshold the bands were tuned for.
+        index_threshold: f64,
+        /// Bands.
+        bands: usize,
+        /// Rows per band.
+        rows: usize,
+    },
     /// An exhaustive containment search compared every stored set.
     ExhaustiveScan,
     /// The database has no containment index, so a containment search
@@ -71,6 +85,18 @@ impl fmt::Display for Warning {
                 "query threshold {threshold} is below the index threshold {index_threshold}: a \
                  pair at similarity {threshold} becomes a candidate with probability \
                  {candidate_probability:.2}, so some hits may be missed"
+            ),
+            Warning::TopWithoutForest {
+                recall_estimate,
+                index_threshold,
+                bands,
+                rows,
+            } => write!(
+                f,
+                "top-k probed the {bands} x {rows} bands tuned for similarity \
+                 {index_threshold}, so less similar neighbours are mostly missed (recall \
+                 estimate {recall_estimate:.2}); build the containment index, whose prefix \
+                 forest top-k probes at every depth, with Database::build_containment_index"
             ),
             Warning::ExhaustiveScan => {
                 f.write_str("exhaustive: every stored set was compared with the query")
@@ -111,6 +137,12 @@ mod tests {
             },
             Warning::ExhaustiveScan,
             Warning::NoContainmentIndex,
+            Warning::TopWithoutForest {
+                recall_estimate: 0.12,
+                index_threshold: 0.8,
+                bands: 16,
+                rows: 8,
+            },
         ];
         for w in &all {
             let words = w.to_string();

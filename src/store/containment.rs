@@ -12,6 +12,7 @@ use crate::sketch::ensemble::Ensemble;
 use crate::store::codec::SignatureRecord;
 use crate::{Error, Result};
 use redb::{ReadTransaction, ReadableTable, Table, TableDefinition, TableError, WriteTransaction};
+use std::collections::HashSet;
 
 /// A containment posting: (class · 256 + tree, prefix key, document id).
 pub type Posting = (u16, u64, u64);
@@ -127,6 +128,53 @@ pub fn probe(
         out.push(entry?.0.value().2);
     }
     Ok(false)
+}
+
+/// Appends to `out` the ids posted under `slot` with a prefix key in
+/// `range` that are not in `seen` (adding them to it), at most `cap` of
+/// them; true when cut at `cap`. Copies share every prefix, so a group of
+/// thousands of identical sets fills each tree's probe with the same ids:
+/// counting only new ones lets the trees together read past the cap.
+pub fn probe_unseen(
+    table: &impl ReadableTable<Posting, ()>,
+    slot: u16,
+    range: (u64, u64),
+    cap: usize,
+    seen: &mut HashSet<u64>,
+    out: &mut Vec<u64>,
+) -> Result<bool> {
+    let mut taken = 0;
+    for entry in table.range((slot, range.0, 0)..=(slot, range.1, u64::MAX))? {
+        let id = entry?.0.value().2;
+        if seen.insert(id) {
+            if taken == cap {
+                seen.remove(&id);
+                return Ok(true);
+            }
+            taken += 1;
+            out.push(id);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether every id posted under `slot` in `range` is in `seen`, reading
+/// at most `limit` postings (false past that): a probe cut at its cap
+/// whose rest later probes of the same query read lost nothing.
+pub fn covered(
+    table: &impl ReadableTable<Posting, ()>,
+    slot: u16,
+    range: (u64, u64),
+    seen: &HashSet<u64>,
+    limit: usize,
+) -> Result<bool> {
+    let iter = table.range((slot, range.0, 0)..=(slot, range.1, u64::MAX))?;
+    for (read, entry) in iter.enumerate() {
+        if read == limit || !seen.contains(&entry?.0.value().2) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The first non-empty size class at or after `class`, if any: one

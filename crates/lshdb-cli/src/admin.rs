@@ -14,7 +14,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  lshdb create pages.lshdb --threshold 0.8 --shingle word:3 --store-text\n  \
-                  lshdb create pages.lshdb --containment   # also fast `query --containment`"
+                  lshdb create pages.lshdb --containment   # also fast `query --containment`, `--top`"
 )]
 pub struct CreateArgs {
     /// The database file to create (must not exist).
@@ -41,7 +41,8 @@ pub struct CreateArgs {
     #[arg(long)]
     store_text: bool,
     /// Keep the containment index (LSH Ensemble): fast `query
-    /// --containment`, at one more posting per prefix tree (32) per document.
+    /// --containment`, and `query --top` at full recall, at one more
+    /// posting per prefix tree (32) per document.
     #[arg(long)]
     containment: bool,
     /// One JSON object with the settings, as `stats --json` gives them.
@@ -301,7 +302,8 @@ pub struct RebuildArgs {
     /// The new index threshold.
     #[arg(long, value_parser = parse_threshold)]
     threshold: Option<f64>,
-    /// Build (or rebuild) the containment index for `query --containment`.
+    /// Build (or rebuild) the containment index for `query --containment`
+    /// (and `query --top`).
     #[arg(long, conflicts_with = "no_containment")]
     containment: bool,
     /// Drop the containment index (containment queries then scan).

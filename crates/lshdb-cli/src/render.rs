@@ -29,6 +29,17 @@ pub fn warning(w: &Warning) -> String {
              stored set was compared with the query (exact, but linear in the database); build \
              the index with `lshdb rebuild FILE --containment`"
             .to_owned(),
+        Warning::TopWithoutForest {
+            recall_estimate,
+            index_threshold,
+            bands,
+            rows,
+        } => format!(
+            "top-k probed the {bands} x {rows} bands tuned for similarity {index_threshold}, so \
+             less similar neighbours are mostly missed (recall estimate {recall_estimate:.2}); \
+             build the containment index, whose prefix forest top-k probes at every depth, with \
+             `lshdb rebuild FILE --containment`"
+        ),
         other => other.to_string(),
     }
 }
@@ -87,9 +98,11 @@ pub fn print_explain(e: &Explain) {
     line("plan:");
     line(format_args!("  sketch     {:>9.1} µs", us(e.sketch_time)));
     line(format_args!(
-        "  lookup     {:>9.1} µs  {} buckets probed, postings per band {:?}{}",
+        "  lookup     {:>9.1} µs  {} {} probed, postings per {} {:?}{}",
         us(e.lookup_time),
         e.buckets_probed,
+        if e.forest { "prefixes" } else { "buckets" },
+        if e.forest { "depth" } else { "band" },
         e.posting_sizes,
         if e.truncated_buckets.is_empty() {
             String::new()
@@ -108,7 +121,7 @@ pub fn print_explain(e: &Explain) {
     ));
     match e.recall_estimate {
         Some(recall) => line(format_args!(
-            "  recall estimate: {recall:.4} (P(candidate) at the last hit's similarity)"
+            "  recall estimate: {recall:.4} (P(found) at the last hit's similarity)"
         )),
         None => line(format_args!(
             "  P(candidate) at the threshold: {:.4}",

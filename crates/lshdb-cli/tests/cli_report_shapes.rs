@@ -51,6 +51,7 @@ fn explain_objects_keep_their_fields_and_warnings_their_cli_words() {
             "buckets_probed",
             "candidate_probability_at_threshold",
             "candidates",
+            "forest",
             "micros",
             "posting_sizes",
             "pruned_by_length",
