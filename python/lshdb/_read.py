@@ -140,10 +140,14 @@ class Reads(Handle):
         exact Jaccard ≥ ``threshold`` (default: the index threshold).
 
         ``top=k`` asks instead for the k most similar documents, whatever
-        their similarity (no ``threshold`` or ``limit`` with it): every band
-        is probed and every candidate verified, and ``explain["recall_estimate"]``
-        is the probability that a document as similar as the k-th hit was a
-        candidate (a lower bound on the recall of the top k).
+        their similarity (no ``threshold`` or ``limit`` with it), verified.
+        On a file with the containment index (``containment=True``) it
+        probes that index's prefix forest, four values deep down to one,
+        until a document as similar as the k-th hit would be found with
+        probability 0.99; without it, only the bands (low recall below the
+        index threshold, with a warning). ``explain["recall_estimate"]`` is
+        that probability, a lower bound on the recall of the top k, and
+        ``explain["forest"]`` says whether the forest was probed.
 
         ``containment=t`` (0 < t ≤ 1) asks instead for the documents that
         hold at least a fraction t of the query's shingles, as

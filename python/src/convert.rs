@@ -50,7 +50,7 @@ fn value_to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, P
 }
 
 /// A query warning in Python's words: the hint names the `max_bucket=`
-/// argument to pass.
+/// argument to pass, and the call that builds a missing index.
 pub(crate) fn warning(w: &Warning) -> String {
     match w {
         Warning::BucketsTruncated {
@@ -60,6 +60,21 @@ pub(crate) fn warning(w: &Warning) -> String {
             "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; for \
              an exhaustive answer run the query again with max_bucket={}",
             max_bucket.saturating_mul(10)
+        ),
+        Warning::NoContainmentIndex => "this database has no containment index, so every \
+             stored set was compared with the query (exact, but linear in the database); build \
+             the index with db.rebuild(containment=True)"
+            .to_owned(),
+        Warning::TopWithoutForest {
+            recall_estimate,
+            index_threshold,
+            bands,
+            rows,
+        } => format!(
+            "top-k probed the {bands} x {rows} bands tuned for similarity {index_threshold}, so \
+             less similar neighbours are mostly missed (recall estimate {recall_estimate:.2}); \
+             build the containment index, whose prefix forest top-k probes at every depth, with \
+             db.rebuild(containment=True)"
         ),
         other => other.to_string(),
     }
@@ -96,6 +111,7 @@ pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<
         e.warnings.iter().map(warning).collect::<Vec<_>>(),
     )?;
     d.set_item("recall_estimate", e.recall_estimate)?;
+    d.set_item("forest", e.forest)?;
     Ok(d)
 }
 

@@ -20,19 +20,19 @@ from ._tables import band_bytes, hashtables, require, unband
 
 __all__ = ["MinHashLSHForest"]
 
-#: The Jaccard similarity lshdb's banding is tuned for (41 bands of 2 rows
-#: at 128 values): top-k reads the buckets of a low threshold, so that far
-#: neighbours are candidates too. On 1,000 sets in near-duplicate groups of
-#: five, the top 5 by verified Jaccard were the exact top 5 in 99.8 % of the
-#: places at 0.3, against 89 % at 0.5, for 1.6 times the query time.
-FOREST_THRESHOLD = 0.3
+#: The Jaccard similarity lshdb's banding is tuned for. Top-k probes the
+#: containment index's prefix forest (the forest is kept with
+#: ``containment=True``), from four shared values down to one, so the
+#: bands serve only plain threshold look-ups: the default 0.8 keeps them few.
+FOREST_THRESHOLD = 0.8
 
 
 class MinHashLSHForest:
     """``MinHashLSHForest(num_perm=128, l=8, storage_config=None)``.
 
     ``l`` (prefix trees) and ``k = num_perm // l`` are kept for reference;
-    lshdb bands the sets for Jaccard 0.3 with its own tuner.
+    lshdb answers ``query(m, k)`` from its own prefix forest (the
+    containment index), verified.
     ``storage_config={"type": "lshdb", "path": p}`` keeps the forest in the
     lshdb file ``p``; none keeps it in memory.
     """
@@ -48,7 +48,7 @@ class MinHashLSHForest:
         self.l = l
         self.k = num_perm // l
         self.h = num_perm
-        self._store = Store(parse_storage(storage_config), {"threshold": FOREST_THRESHOLD, "num_perm": num_perm})
+        self._store = Store(parse_storage(storage_config), {"threshold": FOREST_THRESHOLD, "num_perm": num_perm, "containment": True})
         self._pending: Dict[str, Items] = {}
         self._indexed = len(self._store) > 0
         # datasketch's per-key band bytes, kept in memory only (``_tables``).
