@@ -251,13 +251,12 @@ mod tests {
     /// The filter's hashing is part of the file format: pinned.
     #[test]
     fn golden_values() {
-        assert_eq!(lines_for(0), 1);
-        assert_eq!(lines_for(51), 1);
-        assert_eq!(lines_for(52), 2);
-        assert_eq!(lines_for(1_000_000), 19_532);
-        assert_eq!(line_of(0, 19_532), 0);
-        assert_eq!(line_of(u64::MAX, 19_532), 19_531);
-        assert_eq!(line_of(1 << 63, 10), 5);
+        for (per_band, lines) in [(0, 1), (51, 1), (52, 2), (1_000_000, 19_532)] {
+            assert_eq!(lines_for(per_band), lines, "lines_for({per_band})");
+        }
+        for (key, lines, line) in [(0, 19_532, 0), (u64::MAX, 19_532, 19_531), (1 << 63, 10, 5)] {
+            assert_eq!(line_of(key, lines), line, "line_of({key}, {lines})");
+        }
         assert_eq!(
             bits_of(3, 0x0123_4567_89ab_cdef),
             GOLDEN_BITS,
