@@ -15,12 +15,26 @@ fn non_durable() -> lshdb::Builder {
     Database::builder().durability(Durability::None)
 }
 
-#[test]
-fn a_power_cut_loses_the_commits_since_the_last_flush_and_nothing_else() {
+/// A non-durable database on a disk whose power can be cut.
+fn non_durable_on_faulty_disk() -> (FaultyBackend, Database) {
     let disk = FaultyBackend::new();
     let db = non_durable()
         .create_with_backend(disk.clone(), Config::jaccard(0.8))
         .unwrap();
+    (disk, db)
+}
+
+/// The database as a power cut now would leave it: what `disk` holds
+/// durably, opened.
+fn after_power_cut(disk: &FaultyBackend) -> Database {
+    Database::builder()
+        .open_with_backend(FaultyBackend::from_image(&disk.durable_image()))
+        .unwrap()
+}
+
+#[test]
+fn a_power_cut_loses_the_commits_since_the_last_flush_and_nothing_else() {
+    let (disk, db) = non_durable_on_faulty_disk();
     assert_eq!(db.durability(), Durability::None);
     db.insert("a", FOX).unwrap();
     db.flush().unwrap();
@@ -30,9 +44,7 @@ fn a_power_cut_loses_the_commits_since_the_last_flush_and_nothing_else() {
     assert_eq!(db.len().unwrap(), 2);
     assert_eq!(db.query(FOX).run().unwrap().hits[0].key, "a");
 
-    let cut = Database::builder()
-        .open_with_backend(FaultyBackend::from_image(&disk.durable_image()))
-        .unwrap();
+    let cut = after_power_cut(&disk);
     assert_eq!(cut.len().unwrap(), 1, "only the flushed commit is on disk");
     assert!(cut.contains("a").unwrap());
     assert!(!cut.contains("b").unwrap());
@@ -41,9 +53,7 @@ fn a_power_cut_loses_the_commits_since_the_last_flush_and_nothing_else() {
 
     // A clean close makes the rest durable.
     drop(db);
-    let closed = Database::builder()
-        .open_with_backend(FaultyBackend::from_image(&disk.durable_image()))
-        .unwrap();
+    let closed = after_power_cut(&disk);
     assert_eq!(closed.len().unwrap(), 2);
     assert_eq!(
         closed.label("note").unwrap().as_deref(),
@@ -53,10 +63,7 @@ fn a_power_cut_loses_the_commits_since_the_last_flush_and_nothing_else() {
 
 #[test]
 fn bulk_loads_and_dedup_on_write_follow_the_handles_durability() {
-    let disk = FaultyBackend::new();
-    let db = non_durable()
-        .create_with_backend(disk.clone(), Config::jaccard(0.8))
-        .unwrap();
+    let (disk, db) = non_durable_on_faulty_disk();
     let docs = vec![("a", FOX), ("b", LOREM)];
     db.insert_bulk(docs, &lshdb::BulkOptions::default(), |_| true)
         .unwrap();
@@ -65,14 +72,10 @@ fn bulk_loads_and_dedup_on_write_follow_the_handles_durability() {
         .insert_unique_bulk(chunks, 0.8, &lshdb::BulkOptions::default(), |_| true)
         .unwrap();
     assert_eq!(report.duplicates, 1);
-    let cut = Database::builder()
-        .open_with_backend(FaultyBackend::from_image(&disk.durable_image()))
-        .unwrap();
+    let cut = after_power_cut(&disk);
     assert_eq!(cut.len().unwrap(), 0, "nothing was flushed");
     db.flush().unwrap();
-    let flushed = Database::builder()
-        .open_with_backend(FaultyBackend::from_image(&disk.durable_image()))
-        .unwrap();
+    let flushed = after_power_cut(&disk);
     assert_eq!(flushed.len().unwrap(), 2);
 }
 

@@ -44,6 +44,7 @@ import sys
 import time
 
 from deb822 import iter_stanzas, unfold_description  # next to this script
+from stdout_pipe import quiet_stdout  # next to this script
 
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 DATA_DIR = os.path.join(TOOLS_DIR, "data")
@@ -411,11 +412,7 @@ def main(argv=None):
                     break
         out.flush()
     except BrokenPipeError:
-        # e.g. `| head`: stop quietly
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        quiet_stdout()  # e.g. `| head`: stop quietly
         records.close()
         return 0
     finally:

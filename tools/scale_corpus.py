@@ -98,6 +98,7 @@ import time
 # Helper modules next to this script.
 from corpus_measure import SimHist, size_hist_lines  # noqa: E402
 from corpus_model import Bloom, Editor, build_vocab, load_seeds, zipf_cdf  # noqa: E402
+from stdout_pipe import quiet_stdout  # noqa: E402
 
 PYPI_TSV = "/usr/share/package-lists/pypi.tsv"
 NPM_TSV = "/usr/share/package-lists/npm.tsv"
@@ -452,10 +453,7 @@ def main(argv=None):
         if out is not None:
             out.flush()
     except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        quiet_stdout()
         return 0
     t_gen = time.monotonic() - t1
     c_gen = time.process_time() - c1

@@ -87,34 +87,34 @@ def as_list(keys: Any, what: str) -> List[Any]:
     return list(tolist()) if tolist is not None else list(keys)
 
 
+def _as_stored(key: object, what: str, stored: Optional[str]) -> str:
+    """A checked ``key`` as a file whose key type is ``stored`` holds it,
+    or :class:`InvalidInput` when it is of the other type."""
+    if isinstance(key, str):
+        if stored == "int":
+            raise _mismatch(what, key, "int")
+        return key
+    if stored == "str":
+        raise _mismatch(what, key, "str")
+    return str(int(key))  # type: ignore[call-overload]
+
+
 def write(h: Handle, key: object, what: str) -> str:
     """``key`` as stored; the first int key to a file with no document
     makes it int-keyed."""
     _checked(what, key)
     stored = kind(h)
-    if isinstance(key, str):
-        if stored == "int":
-            raise _mismatch(what, key, "int")
-        return key
-    if stored == "str":
-        raise _mismatch(what, key, "str")
-    if stored is None:
+    text = _as_stored(key, what, stored)
+    if stored is None and not isinstance(key, str):
         h._db.set_label(LABEL, "int")
         h._keys = "int"
-    return str(int(key))  # type: ignore[call-overload]
+    return text
 
 
 def read(h: Handle, key: object, what: str) -> str:
     """``key`` as stored, for a look-up (changes nothing)."""
     _checked(what, key)
-    stored = kind(h)
-    if isinstance(key, str):
-        if stored == "int":
-            raise _mismatch(what, key, "int")
-        return key
-    if stored == "str":
-        raise _mismatch(what, key, "str")
-    return str(int(key))  # type: ignore[call-overload]
+    return _as_stored(key, what, kind(h))
 
 
 def matches(h: Handle, key: object) -> Optional[str]:

@@ -14,12 +14,30 @@ from ._inputs import PathLike
 from ._sketcher import Sketcher
 
 _D = TypeVar("_D", bound="Opening")
+_W = TypeVar("_W", bound="Closes")
 #: ``durability=``: every commit on disk when it returns, or at the next
 #: durable one (see :meth:`Opening.flush`).
 Durability = Literal["immediate", "none"]
 
 
-class Opening(Handle):
+class Closes:
+    """``with`` for an object with a ``close()``: the block's value is the
+    object, closed when the block ends (also on an exception). Also the
+    base of ``lshdb.datasketch``'s classes."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _W) -> _W:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Opening(Handle, Closes):
     """:meth:`create`, :meth:`open`, :meth:`close` and the properties."""
 
     __slots__ = ()
@@ -206,12 +224,6 @@ class Opening(Handle):
     def close(self) -> None:
         """Closes the file (waiting for running calls). Idempotent."""
         self._db.close()
-
-    def __enter__(self: _D) -> _D:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._db.closed else ("read-only" if self._db.read_only else "open")

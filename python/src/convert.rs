@@ -84,6 +84,19 @@ pub(crate) fn hits(hits: Vec<Hit>) -> Vec<(String, f64)> {
     hits.into_iter().map(|h| (h.key, h.similarity)).collect()
 }
 
+/// An explain record's `sketch_seconds`, `lookup_seconds`,
+/// `verify_seconds` and `warnings` (in Python's words), in that order.
+fn timings_and_warnings(
+    d: &Bound<'_, PyDict>,
+    [sketch, lookup, verify]: [std::time::Duration; 3],
+    warnings: &[Warning],
+) -> PyResult<()> {
+    d.set_item("sketch_seconds", sketch.as_secs_f64())?;
+    d.set_item("lookup_seconds", lookup.as_secs_f64())?;
+    d.set_item("verify_seconds", verify.as_secs_f64())?;
+    d.set_item("warnings", warnings.iter().map(warning).collect::<Vec<_>>())
+}
+
 pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("buckets_probed", e.buckets_probed)?;
@@ -103,12 +116,10 @@ pub(crate) fn explain_dict<'py>(py: Python<'py>, e: &Explain) -> PyResult<Bound<
         "candidate_probability_at_threshold",
         e.candidate_probability_at_threshold,
     )?;
-    d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
-    d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
-    d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
-    d.set_item(
-        "warnings",
-        e.warnings.iter().map(warning).collect::<Vec<_>>(),
+    timings_and_warnings(
+        &d,
+        [e.sketch_time, e.lookup_time, e.verify_time],
+        &e.warnings,
     )?;
     d.set_item("recall_estimate", e.recall_estimate)?;
     d.set_item("forest", e.forest)?;
@@ -130,12 +141,10 @@ pub(crate) fn containment_explain_dict<'py>(
     d.set_item("verified", e.verified)?;
     d.set_item("returned", e.returned)?;
     d.set_item("recall_estimate", e.recall_estimate)?;
-    d.set_item("sketch_seconds", e.sketch_time.as_secs_f64())?;
-    d.set_item("lookup_seconds", e.lookup_time.as_secs_f64())?;
-    d.set_item("verify_seconds", e.verify_time.as_secs_f64())?;
-    d.set_item(
-        "warnings",
-        e.warnings.iter().map(warning).collect::<Vec<_>>(),
+    timings_and_warnings(
+        &d,
+        [e.sketch_time, e.lookup_time, e.verify_time],
+        &e.warnings,
     )?;
     Ok(d)
 }

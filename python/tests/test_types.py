@@ -64,6 +64,16 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
         "bands": (None, "int?"),
         "rows": (None, "int?"),
     }
+    #: create's and memory's arguments.
+    new = {
+        **config,
+        "simhash": (None, "int?"),
+        "store_text": (False, "flag"),
+        "containment": (False, "flag"),
+        "cache_bytes": (None, "int?"),
+        "record_cache_bytes": (None, "int?"),
+        "durability": ("immediate", "str"),
+    }
     query = {"threshold": (None, "real?"), "limit": (None, "int?"), "max_bucket": (None, "int?")}
     return {
         "Database.create": Call(
@@ -71,26 +81,14 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
             "create",
             {
                 "path": (tmp / "new.lshdb", "path"),
-                **config,
-                "simhash": (None, "int?"),
-                "store_text": (False, "flag"),
-                "containment": (False, "flag"),
-                "cache_bytes": (None, "int?"),
-                "record_cache_bytes": (None, "int?"),
-                "durability": ("immediate", "str"),
+                **new,
             },
         ),
         "Database.memory": Call(
             lshdb.Database.memory,
             "memory",
             {
-                **config,
-                "simhash": (None, "int?"),
-                "store_text": (False, "flag"),
-                "containment": (False, "flag"),
-                "cache_bytes": (None, "int?"),
-                "record_cache_bytes": (None, "int?"),
-                "durability": ("immediate", "str"),
+                **new,
             },
         ),
         "Database.open": Call(

@@ -5,6 +5,42 @@
 
 use crate::hash::murmur3_32;
 
+/// The accessors both shapes share over their sorted hashes: `as_slice`,
+/// `len` and `is_empty`, each documented by its argument.
+macro_rules! sorted_hashes {
+    ($shape:ident, $as_slice:literal, $len:literal, $is_empty:literal) => {
+        impl $shape {
+            #[doc = $as_slice]
+            pub fn as_slice(&self) -> &[u32] {
+                &self.0
+            }
+
+            #[doc = $len]
+            pub fn len(&self) -> usize {
+                self.0.len()
+            }
+
+            #[doc = $is_empty]
+            pub fn is_empty(&self) -> bool {
+                self.0.is_empty()
+            }
+        }
+    };
+}
+
+sorted_hashes!(
+    ShingleSet,
+    "The hashes, ascending and distinct.",
+    "The number of distinct shingles.",
+    "Whether the set is empty (the text was empty after normalisation)."
+);
+sorted_hashes!(
+    ShingleBag,
+    "The hashes, ascending, repeats adjacent.",
+    "The number of shingles, repeats counted.",
+    "Whether the bag is empty."
+);
+
 /// A sorted set of distinct shingle hashes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ShingleSet(Vec<u32>);
@@ -20,21 +56,6 @@ impl ShingleSet {
         hashes.sort_unstable();
         hashes.dedup();
         Self(hashes)
-    }
-
-    /// The hashes, ascending and distinct.
-    pub fn as_slice(&self) -> &[u32] {
-        &self.0
-    }
-
-    /// The number of distinct shingles.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether the set is empty (the text was empty after normalisation).
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// The hashes as a vector.
@@ -53,21 +74,6 @@ impl ShingleBag {
     pub fn from_hashes(mut hashes: Vec<u32>) -> Self {
         hashes.sort_unstable();
         Self(hashes)
-    }
-
-    /// The hashes, ascending, repeats adjacent.
-    pub fn as_slice(&self) -> &[u32] {
-        &self.0
-    }
-
-    /// The number of shingles, repeats counted.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether the bag is empty.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// The distinct shingles.

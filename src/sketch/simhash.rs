@@ -236,46 +236,8 @@ fn to_bits(sums: &[f64; 64], bits: u32) -> u64 {
 mod tests {
     use super::*;
 
-    fn bin(s: &str) -> u64 {
-        u64::from_str_radix(s, 2).unwrap()
-    }
-
-    /// The textbook's words and their (injected) 8-bit feature fingerprints.
-    const TEXTBOOK: [(&str, &str); 10] = [
-        ("bilgisayar", "10101010"),
-        ("com", "11000000"),
-        ("kavramları", "01010101"),
-        ("kavramlarının", "10100101"),
-        ("anlatıldığı", "11101110"),
-        ("bir", "01011111"),
-        ("www", "11110001"),
-        ("sitesidir", "10101110"),
-        ("ve", "00001111"),
-        ("uzantılıdır", "00100010"),
-    ];
-
-    fn word(w: &str) -> (u64, f64) {
-        let (_, fp) = TEXTBOOK.iter().find(|(name, _)| *name == w).unwrap();
-        (bin(fp), 1.0)
-    }
-
-    #[test]
-    fn textbook_example() {
-        let features = TEXTBOOK.iter().map(|(w, _)| word(w));
-        let sums = column_sums(features.clone(), 8).unwrap();
-        assert_eq!(sums, [2.0, 0.0, 2.0, -4.0, 0.0, 2.0, 2.0, 0.0]);
-        assert_eq!(fingerprint(features, 8).unwrap(), bin("10100110"));
-    }
-
-    #[test]
-    fn textbook_three_words() {
-        let features = ["bilgisayar", "kavramları", "com"].map(word);
-        let fp = fingerprint(features, 8).unwrap();
-        assert_eq!(fp, bin("11000000"));
-        // The source book prints 11000111 at distance 3; the column sums
-        // (+1 +1 −1 −1 −1 −1 −1 −1) give 11000000, at distance 4.
-        assert_eq!(hamming(fp, bin("10100110")), 4);
-    }
+    // The textbook's 8-bit example (column sums, fingerprint and the three-word
+    // distance) is pinned once, through the public API, in tests/worked_examples.rs.
 
     #[test]
     fn bits_validation_and_masking() {

@@ -200,6 +200,17 @@ pub fn observe(db: &Database) -> lshdb::Result<Observed> {
     })
 }
 
+/// Asserts that none of a fault-injection test's `runs` failed: else
+/// says how many did (`what` words it) and lists `failures`, one a line.
+pub fn assert_none_failed(failures: &[String], runs: u64, what: &str) {
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} {what}:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// The backend calls of each kind (by [`Call::index`]) made so far.
 pub fn calls(backend: &FaultyBackend) -> [u64; 3] {
     Call::ALL.map(|kind| backend.calls(kind))

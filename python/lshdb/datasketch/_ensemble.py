@@ -14,7 +14,7 @@ from typing import Any, Hashable, Iterable, Iterator, List, Mapping, Optional, T
 
 from . import _keys
 from ._minhash import MinHash, item_set
-from ._store import Items, Store, parse_storage
+from ._store import Closing, Items, Store, parse_storage
 
 __all__ = ["MinHashLSHEnsemble"]
 
@@ -24,7 +24,7 @@ __all__ = ["MinHashLSHEnsemble"]
 ENSEMBLE_JACCARD = 0.9
 
 
-class MinHashLSHEnsemble:
+class MinHashLSHEnsemble(Closing):
     """``MinHashLSHEnsemble(threshold=0.9, num_perm=128, num_part=16, m=8,
     weights=(0.5, 0.5), storage_config=None, prepickle=None)``.
 
@@ -105,13 +105,3 @@ class MinHashLSHEnsemble:
     def is_empty(self) -> bool:
         """Whether nothing is indexed."""
         return len(self._store) == 0
-
-    def close(self) -> None:
-        """Closes the lshdb database."""
-        self._store.close()
-
-    def __enter__(self) -> "MinHashLSHEnsemble":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

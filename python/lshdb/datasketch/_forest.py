@@ -15,8 +15,8 @@ import numpy.typing as npt
 
 from . import _keys
 from ._minhash import MinHash, item_set
-from ._store import Items, Store, parse_storage
-from ._tables import band_bytes, hashtables, require, unband
+from ._store import Closing, Items, Store, parse_storage
+from ._tables import BandTables, band_bytes, require, unband
 
 __all__ = ["MinHashLSHForest"]
 
@@ -27,7 +27,7 @@ __all__ = ["MinHashLSHForest"]
 FOREST_THRESHOLD = 0.8
 
 
-class MinHashLSHForest:
+class MinHashLSHForest(BandTables, Closing):
     """``MinHashLSHForest(num_perm=128, l=8, storage_config=None)``.
 
     ``l`` (prefix trees) and ``k = num_perm // l`` are kept for reference;
@@ -95,20 +95,9 @@ class MinHashLSHForest:
             raise KeyError(f"The provided key does not exist in the LSHForest: {key}")
         return unband(hs)
 
-    @property
-    def keys(self) -> Dict[Hashable, List[bytes]]:
-        """datasketch's ``keys`` table: each key → its ``l`` prefixes' bytes (in-memory forest only)."""
-        return dict(require(self._bands, "keys"))
-
-    @property
-    def hashtables(self) -> List[Dict[bytes, List[Hashable]]]:
-        """datasketch's hash tables, built from :attr:`keys` (in-memory forest only)."""
-        return hashtables(require(self._bands, "hashtables"), self.l)
-
-    @property
-    def hashranges(self) -> List[Tuple[int, int]]:
-        """The ``(start, end)`` of each tree's values in the MinHash values."""
-        return [(i * self.k, (i + 1) * self.k) for i in range(self.l)]
+    def _layout(self) -> Tuple[int, int]:
+        """:class:`BandTables`' bands: the ``l`` trees' prefixes of ``k`` values."""
+        return self.l, self.k
 
     def is_empty(self) -> bool:
         """Whether no key is searchable yet (before :meth:`index`)."""
@@ -117,13 +106,3 @@ class MinHashLSHForest:
     def __contains__(self, key: Hashable) -> bool:
         stored = _keys.encode(key)
         return stored in self._pending or stored in self._store
-
-    def close(self) -> None:
-        """Closes the lshdb database."""
-        self._store.close()
-
-    def __enter__(self) -> "MinHashLSHForest":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

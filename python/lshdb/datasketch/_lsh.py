@@ -14,8 +14,8 @@ from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple
 from . import _keys
 from ._minhash import MinHash, item_set
 from ._params import optimal_param
-from ._store import Items, Store, parse_storage
-from ._tables import band_bytes, counts, hashtables, require
+from ._store import Closing, Items, Store, parse_storage
+from ._tables import BandTables, band_bytes, counts, require
 
 __all__ = ["MinHashLSH", "MinHashLSHInsertionSession", "MinHashLSHDeletionSession"]
 
@@ -44,7 +44,7 @@ def _check_args(threshold: Any, num_perm: Any, weights: Any) -> None:
         raise ValueError("Weights must sum to 1.0")
 
 
-class MinHashLSH:
+class MinHashLSH(BandTables, Closing):
     """``MinHashLSH(threshold=0.9, num_perm=128, weights=(0.5, 0.5),
     params=None, storage_config=None, prepickle=None, hashfunc=None)``.
 
@@ -177,20 +177,9 @@ class MinHashLSH:
         """``with lsh.deletion_session() as s: s.remove(key)``."""
         return MinHashLSHDeletionSession(self, buffer_size)
 
-    @property
-    def keys(self) -> Dict[Hashable, List[bytes]]:
-        """datasketch's ``keys`` table: each key → its ``b`` band bytes (in-memory index only)."""
-        return dict(require(self._bands, "keys"))
-
-    @property
-    def hashtables(self) -> List[Dict[bytes, List[Hashable]]]:
-        """datasketch's hash tables, built from :attr:`keys` (in-memory index only)."""
-        return hashtables(require(self._bands, "hashtables"), self.b)
-
-    @property
-    def hashranges(self) -> List[Tuple[int, int]]:
-        """The ``(start, end)`` of each band in the MinHash values."""
-        return [(i * self.r, (i + 1) * self.r) for i in range(self.b)]
+    def _layout(self) -> Tuple[int, int]:
+        """:class:`BandTables`' bands: ``b`` bands of ``r`` rows."""
+        return self.b, self.r
 
     def get_counts(self) -> List[Dict[bytes, int]]:
         """Per band, how many keys share each band's bytes (in-memory index only)."""
@@ -200,16 +189,6 @@ class MinHashLSH:
         """:meth:`get_counts` of the given keys only."""
         bands = require(self._bands, "get_subset_counts")
         return counts({k: bands[k] for k in set(keys)}, self.b)
-
-    def close(self) -> None:
-        """Closes the lshdb database (a file-backed index: releases the file)."""
-        self._store.close()
-
-    def __enter__(self) -> "MinHashLSH":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class MinHashLSHInsertionSession:

@@ -18,9 +18,10 @@ import os
 from typing import Any, Dict, Hashable, Iterable, Iterator, List, Literal, Mapping, NamedTuple, Optional, Tuple
 
 from .. import Database, _errors
+from .._open import Closes
 from . import _keys
 
-__all__ = ["Store", "Storage", "parse_storage"]
+__all__ = ["Closing", "Store", "Storage", "parse_storage"]
 
 Items = Tuple[int, ...]
 
@@ -53,6 +54,17 @@ def parse_storage(storage_config: Optional[Mapping[str, Any]]) -> Storage:
     if durability == "immediate" or durability == "none":
         return Storage(os.fspath(path), durability)
     raise ValueError(f'storage_config["durability"] must be "immediate" or "none", not {durability!r}')
+
+
+class Closing(Closes):
+    """``close()`` and ``with`` for a datasketch object that owns one
+    :class:`Store` (its ``_store``)."""
+
+    _store: "Store"
+
+    def close(self) -> None:
+        """Closes the lshdb database (a file-backed one: releases the file)."""
+        self._store.close()
 
 
 class Store:

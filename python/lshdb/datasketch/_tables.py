@@ -11,12 +11,12 @@ keyed by its own signature of the set and live in the database.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, Hashable, List, Optional, Sequence
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["band_bytes", "hashtables", "counts", "unband"]
+__all__ = ["BandTables", "band_bytes", "hashtables", "counts", "unband"]
 
 
 def band_bytes(hashvalues: npt.NDArray[np.uint64], bands: int, rows: int) -> List[bytes]:
@@ -50,3 +50,31 @@ def require(keys: Optional[Dict[Hashable, List[bytes]]], what: str) -> Dict[Hash
             f"{what}: a file-backed index does not keep datasketch's hash tables (lshdb's buckets are in the file)"
         )
     return keys
+
+
+class BandTables:
+    """datasketch's ``keys``, ``hashtables`` and ``hashranges`` of an index
+    whose MinHash values are cut into ``_layout()``'s (bands, rows): an
+    LSH index's ``(b, r)``, a forest's trees and prefix length ``(l, k)``.
+    The tables are kept by an in-memory index only (``_bands``)."""
+
+    _bands: Optional[Dict[Hashable, List[bytes]]]
+
+    def _layout(self) -> Tuple[int, int]:
+        raise NotImplementedError
+
+    @property
+    def keys(self) -> Dict[Hashable, List[bytes]]:
+        """datasketch's ``keys`` table: each key → its bytes of each band (in-memory index only)."""
+        return dict(require(self._bands, "keys"))
+
+    @property
+    def hashtables(self) -> List[Dict[bytes, List[Hashable]]]:
+        """datasketch's hash tables, built from :attr:`keys` (in-memory index only)."""
+        return hashtables(require(self._bands, "hashtables"), self._layout()[0])
+
+    @property
+    def hashranges(self) -> List[Tuple[int, int]]:
+        """The ``(start, end)`` of each band in the MinHash values."""
+        bands, rows = self._layout()
+        return [(i * rows, (i + 1) * rows) for i in range(bands)]

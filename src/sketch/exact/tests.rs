@@ -98,31 +98,21 @@ fn matches_brute_force_at_many_thresholds() {
 #[test]
 fn pairs_exactly_at_the_threshold_are_included() {
     // 0.8 * 5 = 4.000000000000001 in f64: a naive ⌈t·n⌉ says 5.
-    assert_eq!(ceil_times(0.8, 5), 4);
-    assert_eq!(ceil_times(0.5, 8), 4);
-    assert_eq!(ceil_times(0.5, 9), 5);
-    assert_eq!(ceil_times(1.0, 7), 7);
-    // |A ∩ B| = 4, |A ∪ B| = 5.
+    for (t, n, ceil) in [(0.8, 5, 4), (0.5, 8, 4), (0.5, 9, 5), (1.0, 7, 7)] {
+        assert_eq!(ceil_times(t, n), ceil, "⌈{t}·{n}⌉");
+    }
+    // a, b: |A ∩ B| = 4, |A ∪ B| = 5. b, c: same sizes on both sides,
+    // |A ∩ B| = 4, |A ∪ B| = 6 → 2/3. d, e: 7 of 10 at t = 0.7.
     let a = vec![10, 20, 30, 40];
     let b = vec![10, 20, 30, 40, 50];
-    assert_eq!(
-        all_pairs(&[a.clone(), b.clone()], 0.8).unwrap(),
-        vec![(0, 1, 0.8)]
-    );
-    // Same sizes on both sides: |A ∩ B| = 4, |A ∪ B| = 6 → 2/3; and
-    // 7 of 10 at t = 0.7.
     let c = vec![10, 20, 30, 40, 60];
-    assert_eq!(
-        all_pairs(&[b.clone(), c.clone()], 4.0 / 6.0).unwrap(),
-        vec![(0, 1, 4.0 / 6.0)]
-    );
     let d: Vec<u32> = (0..8).collect();
     let e: Vec<u32> = (1..10).collect();
     assert_eq!(jaccard(&d, &e), 0.7);
-    assert_eq!(
-        all_pairs(&[d.clone(), e.clone()], 0.7).unwrap(),
-        vec![(0, 1, 0.7)]
-    );
+    for (x, y, t) in [(&a, &b, 0.8), (&b, &c, 4.0 / 6.0), (&d, &e, 0.7)] {
+        let pairs = all_pairs(&[x.clone(), y.clone()], t).unwrap();
+        assert_eq!(pairs, vec![(0, 1, t)], "at t = {t}");
+    }
     assert!(all_pairs(&[d, e], 0.7000001).unwrap().is_empty());
     // Every (overlap, union) ratio at its own threshold.
     for union in 1..=30u32 {

@@ -76,17 +76,34 @@ fn row_key(run: u32, band: u32, line: u64) -> Result<(u32, u32, u32)> {
 }
 
 /// Whether run `run` (with `lines` filter lines per band) may post under
-/// (`band`, `key`); false means it certainly does not.
+/// (`band`, `key`); false means it certainly does not. Rows are read
+/// through `cache` when there is one.
 pub fn may_contain(
     filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
+    cache: Option<&RowCache>,
     run: u32,
     lines: u64,
     band: u32,
     key: u64,
 ) -> Result<bool> {
     let (at, line) = locate(run, lines, band, key)?;
+    let has = |row: &Option<Row>| {
+        row.as_ref()
+            .is_some_and(|bits| line_has(bits, line, band, key))
+    };
+    let Some(cache) = cache else {
+        return Ok(has(&read_row(filters, at)?));
+    };
+    if let Some(row) = cache.rows.borrow().get(&at) {
+        return Ok(has(row));
+    }
     let row = read_row(filters, at)?;
-    Ok(row.is_some_and(|bits| line_has(&bits, line, band, key)))
+    let found = has(&row);
+    let mut rows = cache.rows.borrow_mut();
+    if rows.len() < RowCache::MAX_ROWS {
+        rows.insert(at, row);
+    }
+    Ok(found)
 }
 
 /// The row of (`band`, `key`) in run `run`'s filter, and its line.
@@ -145,32 +162,6 @@ pub struct RowCache {
 impl RowCache {
     /// Rows kept at most (8 MiB of bits).
     pub const MAX_ROWS: usize = 16 * 1024;
-
-    /// [`may_contain`], through the cache.
-    pub fn may_contain(
-        &self,
-        filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
-        run: u32,
-        lines: u64,
-        band: u32,
-        key: u64,
-    ) -> Result<bool> {
-        let (at, line) = locate(run, lines, band, key)?;
-        if let Some(row) = self.rows.borrow().get(&at) {
-            return Ok(row
-                .as_ref()
-                .is_some_and(|bits| line_has(bits, line, band, key)));
-        }
-        let row = read_row(filters, at)?;
-        let found = row
-            .as_ref()
-            .is_some_and(|bits| line_has(bits, line, band, key));
-        let mut rows = self.rows.borrow_mut();
-        if rows.len() < Self::MAX_ROWS {
-            rows.insert(at, row);
-        }
-        Ok(found)
-    }
 
     /// Forgets every row.
     pub fn clear(&self) {
@@ -260,13 +251,12 @@ mod tests {
     /// The filter's hashing is part of the file format: pinned.
     #[test]
     fn golden_values() {
-        assert_eq!(lines_for(0), 1);
-        assert_eq!(lines_for(51), 1);
-        assert_eq!(lines_for(52), 2);
-        assert_eq!(lines_for(1_000_000), 19_532);
-        assert_eq!(line_of(0, 19_532), 0);
-        assert_eq!(line_of(u64::MAX, 19_532), 19_531);
-        assert_eq!(line_of(1 << 63, 10), 5);
+        for (per_band, lines) in [(0, 1), (51, 1), (52, 2), (1_000_000, 19_532)] {
+            assert_eq!(lines_for(per_band), lines, "lines_for({per_band})");
+        }
+        for (key, lines, line) in [(0, 19_532, 0), (u64::MAX, 19_532, 19_531), (1 << 63, 10, 5)] {
+            assert_eq!(line_of(key, lines), line, "line_of({key}, {lines})");
+        }
         assert_eq!(
             bits_of(3, 0x0123_4567_89ab_cdef),
             GOLDEN_BITS,

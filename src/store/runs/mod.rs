@@ -132,11 +132,8 @@ pub trait RunTables {
         let mut cut = false;
         for &(run, _) in self.list() {
             if let (Some(filters), Some(lines)) = (self.filters(), self.filter_lines(run)) {
-                let may = match self.row_cache() {
-                    Some(cache) => cache.may_contain(filters, run, lines, band, key)?,
-                    None => filter::may_contain(filters, run, lines, band, key)?,
-                };
-                if !may {
+                let cache = self.row_cache();
+                if !filter::may_contain(filters, cache, run, lines, band, key)? {
                     continue;
                 }
             }

@@ -7,7 +7,7 @@ use crate::CliError;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
+use tempfile::TempPath;
 
 /// Whether two paths name one existing file: the same path, a symbolic
 /// link to it or a hard link (same device and inode).
@@ -35,7 +35,10 @@ pub fn io_cause(err: &std::io::Error) -> String {
 /// not a regular file (`/dev/stdout`, a FIFO) is written directly: there
 /// is nothing there to truncate or to replace.
 pub struct Output {
-    writer: BufWriter<Sink>,
+    writer: BufWriter<std::fs::File>,
+    /// The temporary file, deleted when dropped (unfinished); `None` when
+    /// the target is written directly.
+    temp: Option<TempPath>,
     target: PathBuf,
 }
 
@@ -49,33 +52,13 @@ impl Write for Output {
     }
 }
 
-enum Sink {
-    Temp(NamedTempFile),
-    Direct(std::fs::File),
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sink::Temp(file) => file.write(buf),
-            Sink::Direct(file) => file.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Sink::Temp(file) => file.flush(),
-            Sink::Direct(file) => file.flush(),
-        }
-    }
-}
-
 impl Output {
     pub fn create(out: &Path) -> Result<Self, CliError> {
         if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
             let file = std::fs::OpenOptions::new().write(true).open(out)?;
             return Ok(Self {
-                writer: BufWriter::new(Sink::Direct(file)),
+                writer: BufWriter::new(file),
+                temp: None,
                 target: out.to_path_buf(),
             });
         }
@@ -103,8 +86,10 @@ impl Output {
             let cause = std::fs::metadata(folder).err().unwrap_or(e);
             CliError::Message(format!("cannot create {}: {cause}", out.display()))
         })?;
+        let (file, temp) = temp.into_parts();
         Ok(Self {
-            writer: BufWriter::new(Sink::Temp(temp)),
+            writer: BufWriter::new(file),
+            temp: Some(temp),
             target,
         })
     }
@@ -125,15 +110,14 @@ impl Output {
                 io_cause(&e)
             ))
         };
-        let temp = match self
+        let file = self
             .writer
             .into_inner()
-            .map_err(|e| named(e.into_error()))?
-        {
-            Sink::Temp(temp) => temp,
-            Sink::Direct(_) => return Ok(()),
+            .map_err(|e| named(e.into_error()))?;
+        let Some(temp) = self.temp else {
+            return Ok(());
         };
-        temp.as_file().sync_all().map_err(named)?;
+        file.sync_all().map_err(named)?;
         temp.persist(&self.target).map_err(|e| named(e.error))?;
         if let Some(folder) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
             // Make the rename durable; not every file system can sync a folder.
