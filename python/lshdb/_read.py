@@ -9,9 +9,9 @@ from . import _checks as _c
 from . import _keys
 from ._errors import IndexDisabled, InvalidInput, NotFound
 from ._handle import Handle
-from ._inputs import Item, item_bytes, texts as _texts
+from ._inputs import Item, item_bytes, item_sets as _item_sets, texts as _texts
 from ._keys import Key
-from ._results import ContainmentHit, ExportedDocument, Hit, Pair, PairIterator, SimHashHit, StoredDocument, hits as _hits
+from ._results import ContainmentHit, ExportedDocument, Hit, Pair, PairIterator, SimHashHit, StoredDocument
 
 
 class Reads(Handle):
@@ -232,19 +232,33 @@ class Reads(Handle):
 
     def query_many(
         self,
-        texts: Any,
+        texts: Any = None,
         *,
+        items: Any = None,
         threshold: Optional[float] = None,
         limit: Optional[int] = None,
         max_bucket: Optional[int] = None,
     ) -> List[List[Hit]]:
-        """Queries many texts at once, in parallel on every core with the
-        GIL released; one list of hits per text (empty for a text with no
-        shingles)."""
+        """Queries many texts, or many item sets (``items=``, a list of
+        collections of str, bytes or int items, as :meth:`query` takes one),
+        in parallel on every core with the GIL released for the whole
+        search; one list of hits per input, in input order (empty for an
+        input with no shingles). Each hit list equals what :meth:`query`
+        returns for that input."""
         _c.query("query_many", threshold, limit, max_bucket)
-        batch = _texts(texts, _c.what("query_many", "texts"))
-        raw = self._db.query_many(batch, threshold=threshold, limit=limit, max_bucket=max_bucket)
-        return [_hits(r) for r in raw]
+        if (texts is None) == (items is None):
+            raise InvalidInput("query_many: give texts or items=, not both")
+        if items is not None:
+            raw = self._db.query_many(
+                items=_item_sets(items, _c.what("query_many", "items")),
+                threshold=threshold,
+                limit=limit,
+                max_bucket=max_bucket,
+            )
+        else:
+            batch = _texts(texts, _c.what("query_many", "texts"))
+            raw = self._db.query_many(batch, threshold=threshold, limit=limit, max_bucket=max_bucket)
+        return [_keys.hits(self, r) for r in raw]
 
     def simhash_search(self, text: str, max_distance: int, *, limit: Optional[int] = None) -> List[SimHashHit]:
         """Documents whose SimHash fingerprint is within ``max_distance``

@@ -8,6 +8,7 @@ mod config;
 mod convert;
 mod database;
 mod errors;
+mod items;
 mod sketcher;
 mod stream;
 mod texts;

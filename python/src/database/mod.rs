@@ -15,6 +15,7 @@
 
 mod admin;
 mod containment;
+mod gate;
 mod modes;
 mod read;
 mod shared;
@@ -203,7 +204,7 @@ impl Database {
         let shared = &self.shared;
         run(py, || {
             shared.closing.store(true, Ordering::Relaxed);
-            let db = shared.db.write().take();
+            let db = shared.write_lock().take();
             drop(db);
             Ok(())
         })
