@@ -76,7 +76,7 @@ class Sketcher:
     def rows(self) -> int:
         return self._sk.rows
 
-    def shingles(self, texts: Any = None, *, items: Any = None, arrow: bool = False, parallel: bool = True) -> Any:
+    def shingles(self, texts: Any = None, *, arrow: bool = False, parallel: bool = True, items: Any = None) -> Any:
         """Each text's (or item set's) sorted, distinct shingle hashes: a
         list of uint32 arrays (views of one buffer), or with ``arrow=True``
         a ``pyarrow.LargeListArray``."""
@@ -90,20 +90,20 @@ class Sketcher:
             return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))
         return np.split(values, offsets[1:-1]) if len(offsets) > 1 else []
 
-    def signatures(self, texts: Any = None, *, items: Any = None, parallel: bool = True) -> U32Array:
+    def signatures(self, texts: Any = None, *, parallel: bool = True, items: Any = None) -> U32Array:
         """MinHash signatures: an ``(n, num_perm)`` uint32 array (a text or
         item set with no shingles has every value 2**32 - 1)."""
         _c.flag("signatures", "parallel", parallel)
         batch, sets = _docs("signatures", texts, items)
         return self._sk.signatures(batch, parallel, items=sets)
 
-    def band_keys(self, texts: Any = None, *, items: Any = None, parallel: bool = True) -> U64Array:
+    def band_keys(self, texts: Any = None, *, parallel: bool = True, items: Any = None) -> U64Array:
         """LSH band keys: an ``(n, bands)`` uint64 array."""
         _c.flag("band_keys", "parallel", parallel)
         batch, sets = _docs("band_keys", texts, items)
         return self._sk.band_keys(batch, parallel, items=sets)
 
-    def simhash(self, texts: Any = None, *, items: Any = None, parallel: bool = True) -> U64Array:
+    def simhash(self, texts: Any = None, *, parallel: bool = True, items: Any = None) -> U64Array:
         """64-bit SimHash fingerprints, as the SimHash index stores them: of
         shingles weighted by frequency for texts, of items with unit
         weights for item sets. A uint64 array."""

@@ -8,7 +8,7 @@ use crate::items::ItemSets;
 use crate::stream::{Item, Stream};
 use crate::texts::TextBatch;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::PyTuple;
 use rayon::prelude::*;
 
 #[pymethods]
@@ -46,8 +46,8 @@ impl Database {
         max_bucket: Option<usize>,
         top: Option<usize>,
         explain: bool,
-    ) -> PyResult<(Hits, Option<Bound<'py, PyDict>>)> {
-        let result = self.query_read(py, |db| {
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (result, place) = self.query_read(py, |db| {
             let mut query = with_options(
                 input(db, &text, &items, &key)?,
                 threshold,
@@ -64,7 +64,9 @@ impl Database {
         } else {
             None
         };
-        Ok((hits(result.hits), explained))
+        let answer = (hits(result.hits), explained).into_pyobject(py)?;
+        drop(place);
+        Ok(answer)
     }
 
     /// Queries many texts or item sets (`items=`) in parallel on the rayon
@@ -116,14 +118,15 @@ impl Database {
         max_distance: u32,
         limit: Option<usize>,
     ) -> PyResult<Vec<(String, u32, u64)>> {
-        self.query_read(py, |db| {
+        let (hits, _place) = self.query_read(py, |db| {
             let query = with_options(db.query(&text), None, limit, None);
             let (hits, _) = query.near_simhash(max_distance)?;
             Ok(hits
                 .into_iter()
                 .map(|h| (h.key, h.distance, h.fingerprint))
                 .collect())
-        })
+        })?;
+        Ok(hits)
     }
 
     #[pyo3(signature = (threshold = None))]

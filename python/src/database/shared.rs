@@ -24,7 +24,7 @@
 //! **Queries take a place** ([`Gate`], `gate.rs`) before the lock: at most
 //! one per core runs at once, so that a writer thread keeps a core.
 
-use super::gate::Gate;
+use super::gate::{Gate, Place};
 use super::Database;
 use crate::errors::{run, Fail};
 use crate::stream::{Item, Stream};
@@ -143,16 +143,18 @@ impl Database {
     }
 
     /// [`Database::read`] for a single query: it takes a place first
-    /// (`gate.rs`), without the GIL.
+    /// (`gate.rs`), without the GIL, and hands it back with the answer, to
+    /// be given back once the answer is a Python object: threads beyond
+    /// the places then wait asleep instead of queueing for the GIL.
     pub(super) fn query_read<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&Db) -> Result<T, Fail> + Send,
-    ) -> PyResult<T> {
+    ) -> PyResult<(T, Place<'_>)> {
         let shared = &self.shared;
         run(py, || {
-            let _place = shared.queries.enter();
-            shared.read(f)
+            let place = shared.queries.enter();
+            Ok((shared.read(f)?, place))
         })
     }
 
