@@ -100,20 +100,27 @@ def query_many_against_loop(db: lshdb.Database, texts: List[str], args: argparse
     sample = texts[:: max(1, len(texts) // args.queries)][: args.queries]
     for text in sample:  # warm the caches for both
         db.query(text)
-    pairs = []
+    pairs, cores = [], []
     for _ in range(args.reps):
         start = time.perf_counter()
         for text in sample:
             db.query(text)
         loop = time.perf_counter() - start
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         db.query_many(sample)
         many = time.perf_counter() - start
+        cores.append((time.process_time() - cpu) / many)
         pairs.append((round(loop * 1000), round(many * 1000)))
     return {
         "queries": len(sample),
         "loop_ms_many_ms": pairs,
         "query_many_speedup_median": round(statistics.median(l / max(m, 1e-9) for l, m in pairs), 2),
+        # CPU seconds per second of query_many: about the number of cores
+        # it got. Near 1 on a 2-core machine, the other processes' load
+        # left it one core (Linux shares the CPU between sessions, not
+        # threads, when autogroup scheduling is on), and no speed-up over
+        # the loop is possible in that run.
+        "query_many_cores_used_median": round(statistics.median(cores), 2),
     }
 
 
