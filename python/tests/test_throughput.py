@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
@@ -72,10 +72,13 @@ def test_query_many_releases_the_gil_while_it_searches(path: Path) -> None:
         assert counts[0] > 10_000
 
 
-def with_readers(db: lshdb.Database, texts: List[str], work: Callable[[], object], timeout: float = 120) -> List[int]:
+def with_readers(
+    db: lshdb.Database, texts: List[str], work: Callable[[], object], timeout: float = 120, many: bool = False
+) -> List[int]:
     """Runs `work` on a thread of its own while READERS threads query `db`
-    in a loop, none pausing; fails unless it finishes within `timeout`.
-    Returns how many queries each reader answered."""
+    in a loop (`query`, or `query_many` of all `texts`), none pausing;
+    fails unless it finishes within `timeout`. Returns how many calls each
+    reader made."""
     stop = threading.Event()
     answered = [0] * READERS
     errors: List[BaseException] = []
@@ -83,7 +86,10 @@ def with_readers(db: lshdb.Database, texts: List[str], work: Callable[[], object
     def reader(i: int) -> None:
         try:
             while not stop.is_set():
-                db.query(texts[(i + answered[i]) % len(texts)])
+                if many:
+                    db.query_many(texts)
+                else:
+                    db.query(texts[(i + answered[i]) % len(texts)])
                 answered[i] += 1
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
@@ -121,16 +127,49 @@ def test_a_writer_thread_inserts_while_eight_threads_query(path: Path) -> None:
 
 def test_compact_gets_the_lock_while_eight_threads_query(path: Path) -> None:
     """The handle's lock is task-fair: readers whose holds always overlap
-    do not keep compact() (which needs the handle alone) waiting."""
-    docs = corpus(groups=60)
+    (each query_many holds the handle through a whole batch) do not keep
+    compact(), which needs the handle alone, waiting."""
+    docs = corpus(groups=200)
     with lshdb.Database.create(path, 0.5) as db:
         db.insert_many(docs)
         for key, _ in docs[:60]:
             db.remove(key)
         results: List[bool] = []
-        with_readers(db, [t for _, t in docs], lambda: results.append(db.compact()))
+        with_readers(db, [t for _, t in docs] * 4, lambda: results.append(db.compact()), many=True)
         assert results == [True]
         assert len(db) == len(docs) - 60
+
+
+def test_a_call_that_arrives_while_compact_waits_queues_behind_it(path: Path) -> None:
+    """Readers do not overtake a waiting writer: a query that arrives
+    while compact() waits for a running call runs after compact(), not
+    beside the running call (which would let overlapping readers keep
+    compact() waiting forever)."""
+    docs = corpus(groups=20)
+    with lshdb.Database.create(path, 0.5) as db:
+        db.insert_many(docs[:30])
+        release = threading.Event()
+        done: List[str] = []
+
+        def feed() -> Iterator[Tuple[str, str]]:
+            yield docs[30]
+            release.wait(60)  # insert_many holds the handle meanwhile
+            yield from docs[31:]
+
+        loader = threading.Thread(target=lambda: (db.insert_many(feed(), batch=1), done.append("load")))
+        compactor = threading.Thread(target=lambda: (db.compact(), done.append("compact")))
+        reader = threading.Thread(target=lambda: (db.query(docs[0][1]), done.append("query")))
+        loader.start()
+        time.sleep(0.2)
+        compactor.start()  # waits for insert_many
+        time.sleep(0.2)
+        reader.start()
+        time.sleep(0.3)
+        assert done == [], "the query overtook the waiting compact()"
+        release.set()
+        for t in (loader, compactor, reader):
+            t.join(60)
+        assert done == ["load", "compact", "query"]
 
 
 def test_a_query_waits_at_most_a_while_behind_a_writer_that_waits_for_a_stream(path: Path) -> None:
