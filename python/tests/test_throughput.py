@@ -156,9 +156,16 @@ def test_a_call_that_arrives_while_compact_waits_queues_behind_it(path: Path) ->
             release.wait(60)  # insert_many holds the handle meanwhile
             yield from docs[31:]
 
-        loader = threading.Thread(target=lambda: (db.insert_many(feed(), batch=1), done.append("load")))
-        compactor = threading.Thread(target=lambda: (db.compact(), done.append("compact")))
-        reader = threading.Thread(target=lambda: (db.query(docs[0][1]), done.append("query")))
+        def then(call: Callable[[], object], name: str) -> threading.Thread:
+            def run() -> None:
+                call()
+                done.append(name)
+
+            return threading.Thread(target=run)
+
+        loader = then(lambda: db.insert_many(feed(), batch=1), "load")
+        compactor = then(db.compact, "compact")
+        reader = then(lambda: db.query(docs[0][1]), "query")
         loader.start()
         time.sleep(0.2)
         compactor.start()  # waits for insert_many
