@@ -23,6 +23,7 @@ _BatchOp = Tuple[str, str, Optional[str], Optional[List[bytes]]]
 __all__ = [
     "Database",
     "Stream",
+    "QueryPlace",
     "Sketcher",
     "jaccard_sets",
     "sketch_batch",
@@ -46,6 +47,13 @@ class Stream:
     def __iter__(self) -> Stream: ...
     def __next__(self) -> Any: ...
     def close(self) -> None: ...
+
+@final
+class QueryPlace:
+    """A place among a handle's running queries (`Database.query` holds one)."""
+
+    def __enter__(self) -> None: ...
+    def __exit__(self, *_exc: object) -> None: ...
 
 @final
 class Database:
@@ -171,6 +179,7 @@ class Database:
         exhaustive: bool = False,
         explain: bool = False,
     ) -> Tuple[List[Tuple[str, float, float]], Optional[Dict[str, Any]]]: ...
+    def query_place(self) -> QueryPlace: ...
     def query_many(
         self,
         texts: Optional[_TextBatch] = None,

@@ -173,7 +173,8 @@ class Reads(Handle):
                 raise InvalidInput(
                     "query(): containment=t is the threshold of a containment search; give it without threshold= and top="
                 )
-            return self._containment(text, raw_items, stored, containment, limit, max_bucket, exhaustive, explain)
+            with self._db.query_place():  # see below
+                return self._containment(text, raw_items, stored, containment, limit, max_bucket, exhaustive, explain)
         if top is not None and (threshold is not None or limit is not None):
             raise InvalidInput(
                 "query(): top= ranks the k most similar documents whatever their similarity; "
@@ -181,17 +182,21 @@ class Reads(Handle):
             )
         if exhaustive:
             raise InvalidInput("query(): exhaustive=True is an option of containment search (containment=t)")
-        raw, info = self._db.query(
-            text,
-            items=raw_items,
-            key=stored,
-            threshold=threshold,
-            limit=limit,
-            max_bucket=max_bucket,
-            top=top,
-            explain=explain,
-        )
-        hits = _keys.hits(self, raw)
+        # The search and the making of its hits run in one of as many places
+        # as there are cores (the threads beyond wait asleep, without the
+        # GIL), so that a writer thread keeps a core and the GIL.
+        with self._db.query_place():
+            raw, info = self._db.query(
+                text,
+                items=raw_items,
+                key=stored,
+                threshold=threshold,
+                limit=limit,
+                max_bucket=max_bucket,
+                top=top,
+                explain=explain,
+            )
+            hits = _keys.hits(self, raw)
         if explain:
             assert info is not None
             return hits, info

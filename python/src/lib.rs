@@ -29,6 +29,7 @@ fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
 fn _lshdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Database>()?;
     m.add_class::<stream::Stream>()?;
+    m.add_class::<database::QueryPlace>()?;
     m.add_class::<sketcher::Sketcher>()?;
     m.add_function(wrap_pyfunction!(sketcher::jaccard_sets, m)?)?;
     m.add_function(wrap_pyfunction!(batch::sketch_batch, m)?)?;

@@ -197,3 +197,23 @@ def test_a_query_waits_at_most_a_while_behind_a_writer_that_waits_for_a_stream(p
         assert sum(1 for _ in keys) == len(docs) - 1
         compactor.join(60)
         assert not compactor.is_alive()
+
+
+def test_queries_nested_in_a_query_s_arguments_do_not_wait_for_a_place(db: lshdb.Database) -> None:
+    """A query takes its place after reading its arguments, so an items
+    generator that queries the same handle (on every thread at once) does
+    not wait for places its own callers hold."""
+    docs = corpus(groups=5)
+    db.insert_many(docs)
+
+    def items() -> Iterator[str]:
+        assert db.query(docs[0][1])[0].key == docs[0][0]
+        yield from docs[0][1].split()
+
+    results: List[int] = []
+    threads = [threading.Thread(target=lambda: results.append(len(db.query(items=items())))) for _ in range(READERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(results) == READERS

@@ -27,7 +27,7 @@ impl Database {
         exhaustive: bool,
         explain: bool,
     ) -> PyResult<(ContainmentHits, Option<Bound<'py, PyDict>>)> {
-        let (result, _place) = self.query_read(py, |db| {
+        let result = self.read(py, |db| {
             let mut query = input(db, &text, &items, &key)?
                 .containment(threshold)
                 .exhaustive(exhaustive);

@@ -1,19 +1,26 @@
-//! [`Gate`]: how many queries of one handle run at once.
+//! [`Gate`]: how many single queries of one handle run at once, and
+//! [`QueryPlace`], the context manager the Python `query` holds one in.
 //!
 //! Queries are CPU work. Eight Python threads querying at once on two
 //! cores keep eight threads runnable, and a writer thread that sleeps in
 //! every commit's `fsync` then waits behind all of them for a core each
 //! time it wakes, and again for the GIL: measured, it kept a quarter of its
-//! solo insert rate (`tools/bench/python_threads.py`). So a single query
-//! first takes one of as many places as there are cores; the callers
-//! beyond wait asleep, without the GIL, in arrival order. The cores stay
-//! as busy as before (the readers' throughput did not fall), and the
-//! writer, which takes no place, finds a core and the GIL free. Only
-//! serial work runs under a place: `query_many` runs on the rayon pool,
-//! which has one thread per core already, so it takes none (a place held
-//! while waiting for the pool could deadlock against the pool's queries).
+//! solo insert rate (`tools/bench/python_threads.py`). So `Database.query`
+//! (the Python wrapper) first takes one of as many places as there are
+//! cores, for the whole call: its argument checks, the search and the
+//! making of its hits. The callers beyond wait asleep, without the GIL, in
+//! arrival order. The cores stay as busy as before (the readers'
+//! throughput did not fall), and the writer, which takes no place, finds a
+//! core and the GIL free. Only the wrapper takes places, once per call, so
+//! no thread ever waits for a second place while it holds one; and only
+//! serial work runs in a place: `query_many` runs on the rayon pool, one
+//! thread per core already, and takes none.
 
+use super::{Database, Shared};
 use parking_lot::{Condvar, Mutex};
+use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Places for running queries: at most `limit` at once.
 pub(crate) struct Gate {
@@ -23,32 +30,24 @@ pub(crate) struct Gate {
     limit: usize,
 }
 
-/// A place taken; given back when dropped.
-pub(crate) struct Place<'a>(&'a Gate);
-
 impl Gate {
     /// A gate with one place per core this process may use.
     pub(crate) fn per_core() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self::new(cores)
-    }
-
-    /// A gate with `limit` places (at least 1).
-    pub(crate) fn new(limit: usize) -> Self {
         Self {
             state: Mutex::new((0, 0)),
             freed: Condvar::new(),
-            limit: limit.max(1),
+            limit: cores.max(1),
         }
     }
 
     /// Waits for a place. A caller that finds others waiting queues behind
     /// them even when a place is free, so that none waits forever.
-    pub(crate) fn enter(&self) -> Place<'_> {
+    fn take(&self) {
         let mut state = self.state.lock();
         if state.0 < self.limit && state.1 == 0 {
             state.0 += 1;
-            return Place(self);
+            return;
         }
         state.1 += 1;
         while state.0 >= self.limit {
@@ -60,16 +59,57 @@ impl Gate {
             // Places freed together: wake the next waiter too.
             self.freed.notify_one();
         }
-        Place(self)
+    }
+
+    /// Gives a place back.
+    fn give(&self) {
+        let mut state = self.state.lock();
+        state.0 -= 1;
+        if state.1 > 0 {
+            self.freed.notify_one();
+        }
     }
 }
 
-impl Drop for Place<'_> {
+/// A place for one query call: `with native.query_place(): ...`.
+#[pyclass(module = "lshdb._lshdb", name = "QueryPlace", frozen)]
+pub struct QueryPlace {
+    shared: Arc<Shared>,
+    held: AtomicBool,
+}
+
+#[pymethods]
+impl QueryPlace {
+    /// Waits for a place, without the GIL.
+    fn __enter__(&self, py: Python<'_>) {
+        if !self.held.swap(true, Ordering::AcqRel) {
+            py.detach(|| self.shared.queries.take());
+        }
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
+        if self.held.swap(false, Ordering::AcqRel) {
+            self.shared.queries.give();
+        }
+    }
+}
+
+impl Drop for QueryPlace {
     fn drop(&mut self) {
-        let mut state = self.0.state.lock();
-        state.0 -= 1;
-        if state.1 > 0 {
-            self.0.freed.notify_one();
+        if *self.held.get_mut() {
+            self.shared.queries.give();
+        }
+    }
+}
+
+#[pymethods]
+impl Database {
+    /// A place among the handle's running queries, for one call.
+    fn query_place(&self) -> QueryPlace {
+        QueryPlace {
+            shared: Arc::clone(&self.shared),
+            held: AtomicBool::new(false),
         }
     }
 }

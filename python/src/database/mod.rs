@@ -22,6 +22,7 @@ mod shared;
 mod unique;
 mod write;
 
+pub use gate::QueryPlace;
 pub(crate) use shared::Shared;
 
 use crate::config::{settings_dict, ConfigArgs};

@@ -8,7 +8,7 @@ use crate::items::ItemSets;
 use crate::stream::{Item, Stream};
 use crate::texts::TextBatch;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 #[pymethods]
@@ -46,8 +46,8 @@ impl Database {
         max_bucket: Option<usize>,
         top: Option<usize>,
         explain: bool,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let (result, place) = self.query_read(py, |db| {
+    ) -> PyResult<(Hits, Option<Bound<'py, PyDict>>)> {
+        let result = self.read(py, |db| {
             let mut query = with_options(
                 input(db, &text, &items, &key)?,
                 threshold,
@@ -64,14 +64,13 @@ impl Database {
         } else {
             None
         };
-        let answer = (hits(result.hits), explained).into_pyobject(py)?;
-        drop(place);
-        Ok(answer)
+        Ok((hits(result.hits), explained))
     }
 
     /// Queries many texts or item sets (`items=`) in parallel on the rayon
     /// pool, all of it without the GIL; an input with no shingles has no
-    /// hits. It takes no place of the query gate (see `gate.rs`).
+    /// hits. It takes no place of the query gate (see `gate.rs`): it runs on
+    /// the pool's threads, one per core.
     #[pyo3(signature = (texts = None, *, items = None, threshold = None, limit = None, max_bucket = None))]
     fn query_many(
         &self,
@@ -118,15 +117,14 @@ impl Database {
         max_distance: u32,
         limit: Option<usize>,
     ) -> PyResult<Vec<(String, u32, u64)>> {
-        let (hits, _place) = self.query_read(py, |db| {
+        self.read(py, |db| {
             let query = with_options(db.query(&text), None, limit, None);
             let (hits, _) = query.near_simhash(max_distance)?;
             Ok(hits
                 .into_iter()
                 .map(|h| (h.key, h.distance, h.fingerprint))
                 .collect())
-        })?;
-        Ok(hits)
+        })
     }
 
     #[pyo3(signature = (threshold = None))]

@@ -21,10 +21,11 @@
 //! the lock (it waits for a long reader, perhaps a stream this very
 //! reader consumes), readers stop queueing behind it.
 //!
-//! **Queries take a place** ([`Gate`], `gate.rs`) before the lock: at most
-//! one per core runs at once, so that a writer thread keeps a core.
+//! **Queries take a place** ([`Gate`], `gate.rs`) for the whole Python
+//! call: at most one per core runs at once, so that a writer thread keeps
+//! a core and the GIL.
 
-use super::gate::{Gate, Place};
+use super::gate::Gate;
 use super::Database;
 use crate::errors::{run, Fail};
 use crate::stream::{Item, Stream};
@@ -140,22 +141,6 @@ impl Database {
     ) -> PyResult<T> {
         let shared = &self.shared;
         run(py, || shared.read(f))
-    }
-
-    /// [`Database::read`] for a single query: it takes a place first
-    /// (`gate.rs`), without the GIL, and hands it back with the answer, to
-    /// be given back once the answer is a Python object: threads beyond
-    /// the places then wait asleep instead of queueing for the GIL.
-    pub(super) fn query_read<T: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&Db) -> Result<T, Fail> + Send,
-    ) -> PyResult<(T, Place<'_>)> {
-        let shared = &self.shared;
-        run(py, || {
-            let place = shared.queries.enter();
-            Ok((shared.read(f)?, place))
-        })
     }
 
     pub(super) fn write<T: Send>(
