@@ -22,22 +22,36 @@ use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Places for running queries: at most `limit` at once.
+/// Places for running queries: at most `limit` at once, one fewer
+/// (but at least one) while a single write runs.
 pub(crate) struct Gate {
-    /// (running, waiting).
-    state: Mutex<(usize, usize)>,
+    /// (running, waiting, writes running).
+    state: Mutex<(usize, usize, usize)>,
     freed: Condvar,
     limit: usize,
 }
+
+/// A single write running; gives its core back when dropped.
+pub(crate) struct Writing<'a>(&'a Gate);
 
 impl Gate {
     /// A gate with one place per core this process may use.
     pub(crate) fn per_core() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
-            state: Mutex::new((0, 0)),
+            state: Mutex::new((0, 0, 0)),
             freed: Condvar::new(),
             limit: cores.max(1),
+        }
+    }
+
+    /// The places now: one fewer while a write runs, so that the writer
+    /// finds a core when it wakes from its commit.
+    fn places(&self, writes: usize) -> usize {
+        if writes > 0 {
+            (self.limit - 1).max(1)
+        } else {
+            self.limit
         }
     }
 
@@ -45,20 +59,26 @@ impl Gate {
     /// them even when a place is free, so that none waits forever.
     fn take(&self) {
         let mut state = self.state.lock();
-        if state.0 < self.limit && state.1 == 0 {
+        if state.0 < self.places(state.2) && state.1 == 0 {
             state.0 += 1;
             return;
         }
         state.1 += 1;
-        while state.0 >= self.limit {
+        while state.0 >= self.places(state.2) {
             self.freed.wait(&mut state);
         }
         state.1 -= 1;
         state.0 += 1;
-        if state.0 < self.limit && state.1 > 0 {
+        if state.0 < self.places(state.2) && state.1 > 0 {
             // Places freed together: wake the next waiter too.
             self.freed.notify_one();
         }
+    }
+
+    /// Marks a single write as running until the result is dropped.
+    pub(crate) fn writing(&self) -> Writing<'_> {
+        self.state.lock().2 += 1;
+        Writing(self)
     }
 
     /// Gives a place back.
@@ -67,6 +87,16 @@ impl Gate {
         state.0 -= 1;
         if state.1 > 0 {
             self.freed.notify_one();
+        }
+    }
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock();
+        state.2 -= 1;
+        if state.2 == 0 && state.1 > 0 {
+            self.0.freed.notify_one();
         }
     }
 }

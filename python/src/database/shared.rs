@@ -143,6 +143,20 @@ impl Database {
         run(py, || shared.read(f))
     }
 
+    /// [`Database::read`] for a single write: while it runs, queries have
+    /// one place fewer (`gate.rs`).
+    pub(super) fn write_call<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Db) -> Result<T, Fail> + Send,
+    ) -> PyResult<T> {
+        let shared = &self.shared;
+        run(py, || {
+            let _writing = shared.queries.writing();
+            shared.read(f)
+        })
+    }
+
     pub(super) fn write<T: Send>(
         &self,
         py: Python<'_>,
