@@ -11,7 +11,10 @@
 //! making of its hits. The callers beyond wait asleep, without the GIL, in
 //! arrival order. The cores stay as busy as before (the readers'
 //! throughput did not fall), and the writer, which takes no place, finds a
-//! core and the GIL free. Only the wrapper takes places, once per call, so
+//! core and the GIL free; while a single write runs, the queries have one
+//! place fewer (but at least one), so that the writer has a core of its
+//! own when it wakes from its commit. Only the wrapper takes places, once
+//! per call, after reading its arguments (which may run Python code), so
 //! no thread ever waits for a second place while it holds one; and only
 //! serial work runs in a place: `query_many` runs on the rayon pool, one
 //! thread per core already, and takes none.
@@ -21,14 +24,26 @@ use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Places for running queries: at most `limit` at once, one fewer
-/// (but at least one) while a single write runs.
+/// (but at least one) while a single write runs and for [`LINGER`] after
+/// it (a writer's next call comes that soon).
 pub(crate) struct Gate {
-    /// (running, waiting, writes running).
-    state: Mutex<(usize, usize, usize)>,
+    state: Mutex<State>,
     freed: Condvar,
     limit: usize,
+}
+
+/// How long a writer keeps its core after a write.
+const LINGER: Duration = Duration::from_millis(10);
+
+struct State {
+    running: usize,
+    waiting: usize,
+    writes: usize,
+    /// When the last write ended.
+    wrote: Option<Instant>,
 }
 
 /// A single write running; gives its core back when dropped.
@@ -39,19 +54,28 @@ impl Gate {
     pub(crate) fn per_core() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
-            state: Mutex::new((0, 0, 0)),
+            state: Mutex::new(State {
+                running: 0,
+                waiting: 0,
+                writes: 0,
+                wrote: None,
+            }),
             freed: Condvar::new(),
             limit: cores.max(1),
         }
     }
 
-    /// The places now: one fewer while a write runs, so that the writer
-    /// finds a core when it wakes from its commit.
-    fn places(&self, writes: usize) -> usize {
-        if writes > 0 {
-            (self.limit - 1).max(1)
-        } else {
-            self.limit
+    /// The places now, and how long that holds: one fewer while a write
+    /// runs or has just run, so that the writer finds a core when it wakes
+    /// from its commit.
+    fn places(&self, state: &State) -> (usize, Option<Duration>) {
+        let fewer = (self.limit - 1).max(1);
+        if state.writes > 0 {
+            return (fewer, None);
+        }
+        match state.wrote.map(|at| LINGER.saturating_sub(at.elapsed())) {
+            Some(left) if !left.is_zero() => (fewer, Some(left)),
+            _ => (self.limit, None),
         }
     }
 
@@ -59,17 +83,26 @@ impl Gate {
     /// them even when a place is free, so that none waits forever.
     fn take(&self) {
         let mut state = self.state.lock();
-        if state.0 < self.places(state.2) && state.1 == 0 {
-            state.0 += 1;
+        if state.running < self.places(&state).0 && state.waiting == 0 {
+            state.running += 1;
             return;
         }
-        state.1 += 1;
-        while state.0 >= self.places(state.2) {
-            self.freed.wait(&mut state);
+        state.waiting += 1;
+        loop {
+            let (places, until) = self.places(&state);
+            if state.running < places {
+                break;
+            }
+            match until {
+                Some(left) => {
+                    self.freed.wait_for(&mut state, left);
+                }
+                None => self.freed.wait(&mut state),
+            }
         }
-        state.1 -= 1;
-        state.0 += 1;
-        if state.0 < self.places(state.2) && state.1 > 0 {
+        state.waiting -= 1;
+        state.running += 1;
+        if state.running < self.places(&state).0 && state.waiting > 0 {
             // Places freed together: wake the next waiter too.
             self.freed.notify_one();
         }
@@ -77,15 +110,15 @@ impl Gate {
 
     /// Marks a single write as running until the result is dropped.
     pub(crate) fn writing(&self) -> Writing<'_> {
-        self.state.lock().2 += 1;
+        self.state.lock().writes += 1;
         Writing(self)
     }
 
     /// Gives a place back.
     fn give(&self) {
         let mut state = self.state.lock();
-        state.0 -= 1;
-        if state.1 > 0 {
+        state.running -= 1;
+        if state.waiting > 0 {
             self.freed.notify_one();
         }
     }
@@ -94,10 +127,8 @@ impl Gate {
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
         let mut state = self.0.state.lock();
-        state.2 -= 1;
-        if state.2 == 0 && state.1 > 0 {
-            self.0.freed.notify_one();
-        }
+        state.writes -= 1;
+        state.wrote = Some(Instant::now());
     }
 }
 
