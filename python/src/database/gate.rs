@@ -79,14 +79,23 @@ impl Gate {
         }
     }
 
+    /// Takes a free place if no one waits for one; false otherwise.
+    fn try_take(&self) -> bool {
+        let mut state = self.state.lock();
+        let free = state.running < self.places(&state).0 && state.waiting == 0;
+        if free {
+            state.running += 1;
+        }
+        free
+    }
+
     /// Waits for a place. A caller that finds others waiting queues behind
     /// them even when a place is free, so that none waits forever.
     fn take(&self) {
-        let mut state = self.state.lock();
-        if state.running < self.places(&state).0 && state.waiting == 0 {
-            state.running += 1;
+        if self.try_take() {
             return;
         }
+        let mut state = self.state.lock();
         state.waiting += 1;
         loop {
             let (places, until) = self.places(&state);
@@ -141,9 +150,9 @@ pub struct QueryPlace {
 
 #[pymethods]
 impl QueryPlace {
-    /// Waits for a place, without the GIL.
+    /// Takes a free place at once, or waits for one without the GIL.
     fn __enter__(&self, py: Python<'_>) {
-        if !self.held.swap(true, Ordering::AcqRel) {
+        if !self.held.swap(true, Ordering::AcqRel) && !self.shared.queries.try_take() {
             py.detach(|| self.shared.queries.take());
         }
     }
