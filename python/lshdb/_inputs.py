@@ -115,3 +115,11 @@ def item_bytes(items: Iterable[Item], what: str = "items") -> List[bytes]:
         else:
             raise InvalidType(f"{what}: {type(item).__name__} is not an item (use str, bytes or int)")
     return out
+
+
+def item_sets(sets: Any, what: str) -> List[List[bytes]]:
+    """A column of item sets as the native module takes them: each set
+    through :func:`item_bytes`, errors naming the set (``what[i]``)."""
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Iterable):
+        raise InvalidType(f"{what}: expected a list of item sets, got {type(sets).__name__}")
+    return [item_bytes(items, f"{what}[{i}]") for i, items in enumerate(sets)]

@@ -23,6 +23,7 @@ _BatchOp = Tuple[str, str, Optional[str], Optional[List[bytes]]]
 __all__ = [
     "Database",
     "Stream",
+    "QueryPlace",
     "Sketcher",
     "jaccard_sets",
     "sketch_batch",
@@ -46,6 +47,13 @@ class Stream:
     def __iter__(self) -> Stream: ...
     def __next__(self) -> Any: ...
     def close(self) -> None: ...
+
+@final
+class QueryPlace:
+    """A place among a handle's running queries (`Database.query` holds one)."""
+
+    def __enter__(self) -> None: ...
+    def __exit__(self, *_exc: object) -> None: ...
 
 @final
 class Database:
@@ -171,10 +179,12 @@ class Database:
         exhaustive: bool = False,
         explain: bool = False,
     ) -> Tuple[List[Tuple[str, float, float]], Optional[Dict[str, Any]]]: ...
+    def query_place(self) -> QueryPlace: ...
     def query_many(
         self,
-        texts: _TextBatch,
+        texts: Optional[_TextBatch] = None,
         *,
+        items: Optional[List[List[bytes]]] = None,
         threshold: Optional[float] = None,
         limit: Optional[int] = None,
         max_bucket: Optional[int] = None,
@@ -223,11 +233,17 @@ class Sketcher:
     @property
     def rows(self) -> int: ...
     def shingles(
-        self, texts: _TextBatch, parallel: bool = True
+        self, texts: Optional[_TextBatch] = None, parallel: bool = True, *, items: Optional[List[List[bytes]]] = None
     ) -> Tuple[_Offsets, npt.NDArray[np.uint32]]: ...
-    def signatures(self, texts: _TextBatch, parallel: bool = True) -> npt.NDArray[np.uint32]: ...
-    def band_keys(self, texts: _TextBatch, parallel: bool = True) -> npt.NDArray[np.uint64]: ...
-    def simhash(self, texts: _TextBatch, parallel: bool = True) -> npt.NDArray[np.uint64]: ...
+    def signatures(
+        self, texts: Optional[_TextBatch] = None, parallel: bool = True, *, items: Optional[List[List[bytes]]] = None
+    ) -> npt.NDArray[np.uint32]: ...
+    def band_keys(
+        self, texts: Optional[_TextBatch] = None, parallel: bool = True, *, items: Optional[List[List[bytes]]] = None
+    ) -> npt.NDArray[np.uint64]: ...
+    def simhash(
+        self, texts: Optional[_TextBatch] = None, parallel: bool = True, *, items: Optional[List[List[bytes]]] = None
+    ) -> npt.NDArray[np.uint64]: ...
     def jaccard_texts(
         self, a: _TextBatch, b: _TextBatch, parallel: bool = True
     ) -> npt.NDArray[np.float64]: ...

@@ -9,9 +9,9 @@ from . import _checks as _c
 from . import _keys
 from ._errors import IndexDisabled, InvalidInput, NotFound
 from ._handle import Handle
-from ._inputs import Item, item_bytes, texts as _texts
+from ._inputs import Item, item_bytes, item_sets as _item_sets, texts as _texts
 from ._keys import Key
-from ._results import ContainmentHit, ExportedDocument, Hit, Pair, PairIterator, SimHashHit, StoredDocument, hits as _hits
+from ._results import ContainmentHit, ExportedDocument, Hit, Pair, PairIterator, SimHashHit, StoredDocument
 
 
 class Reads(Handle):
@@ -177,7 +177,8 @@ class Reads(Handle):
                 raise InvalidInput(
                     "query(): containment=t is the threshold of a containment search; give it without threshold= and top="
                 )
-            return self._containment(text, raw_items, stored, containment, limit, max_bucket, exhaustive, explain)
+            with self._db.query_place():  # see below
+                return self._containment(text, raw_items, stored, containment, limit, max_bucket, exhaustive, explain)
         if top is not None and (threshold is not None or limit is not None):
             raise InvalidInput(
                 "query(): top= ranks the k most similar documents whatever their similarity; "
@@ -185,17 +186,21 @@ class Reads(Handle):
             )
         if exhaustive:
             raise InvalidInput("query(): exhaustive=True is an option of containment search (containment=t)")
-        raw, info = self._db.query(
-            text,
-            items=raw_items,
-            key=stored,
-            threshold=threshold,
-            limit=limit,
-            max_bucket=max_bucket,
-            top=top,
-            explain=explain,
-        )
-        hits = _keys.hits(self, raw)
+        # The search and the making of its hits run in one of as many places
+        # as there are cores (the threads beyond wait asleep, without the
+        # GIL), so that a writer thread keeps a core and the GIL.
+        with self._db.query_place():
+            raw, info = self._db.query(
+                text,
+                items=raw_items,
+                key=stored,
+                threshold=threshold,
+                limit=limit,
+                max_bucket=max_bucket,
+                top=top,
+                explain=explain,
+            )
+            hits = _keys.hits(self, raw)
         if explain:
             assert info is not None
             return hits, info
@@ -236,19 +241,33 @@ class Reads(Handle):
 
     def query_many(
         self,
-        texts: Any,
+        texts: Any = None,
         *,
+        items: Any = None,
         threshold: Optional[float] = None,
         limit: Optional[int] = None,
         max_bucket: Optional[int] = None,
     ) -> List[List[Hit]]:
-        """Queries many texts at once, in parallel on every core with the
-        GIL released; one list of hits per text (empty for a text with no
-        shingles)."""
+        """Queries many texts, or many item sets (``items=``, a list of
+        collections of str, bytes or int items, as :meth:`query` takes one),
+        in parallel on every core with the GIL released for the whole
+        search; one list of hits per input, in input order (empty for an
+        input with no shingles). Each hit list equals what :meth:`query`
+        returns for that input."""
         _c.query("query_many", threshold, limit, max_bucket)
-        batch = _texts(texts, _c.what("query_many", "texts"))
-        raw = self._db.query_many(batch, threshold=threshold, limit=limit, max_bucket=max_bucket)
-        return [_hits(r) for r in raw]
+        if (texts is None) == (items is None):
+            raise InvalidInput("query_many: give texts or items=, not both")
+        if items is not None:
+            raw = self._db.query_many(
+                items=_item_sets(items, _c.what("query_many", "items")),
+                threshold=threshold,
+                limit=limit,
+                max_bucket=max_bucket,
+            )
+        else:
+            batch = _texts(texts, _c.what("query_many", "texts"))
+            raw = self._db.query_many(batch, threshold=threshold, limit=limit, max_bucket=max_bucket)
+        return [_keys.hits(self, r) for r in raw]
 
     def simhash_search(self, text: str, max_distance: int, *, limit: Optional[int] = None) -> List[SimHashHit]:
         """Documents whose SimHash fingerprint is within ``max_distance``

@@ -3,15 +3,15 @@ and exact Jaccard of two shingle-hash sets (:func:`jaccard`)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _checks as _c
 from . import _lshdb
-from ._errors import InvalidType
-from ._inputs import texts as _texts
+from ._errors import InvalidInput, InvalidType
+from ._inputs import item_sets, texts as _texts
 
 __all__ = ["Sketcher", "jaccard"]
 
@@ -27,8 +27,10 @@ class Sketcher:
     does (the same seeds and tuner), and :meth:`Database.sketcher` gives the
     kernels of an existing file: the values are the ones the database
     stores. Each method takes a batch of texts (list of str, NumPy str or
-    object array, pyarrow string array, pandas Series), releases the GIL,
-    and runs on every core (``parallel=False``: on the calling thread only).
+    object array, pyarrow string array, pandas Series) or, as ``items=``, a
+    list of item sets (collections of str, bytes or int items, hashed as
+    :meth:`Database.insert_items` hashes them); it releases the GIL, and
+    runs on every core (``parallel=False``: on the calling thread only).
     """
 
     __slots__ = ("_sk",)
@@ -74,35 +76,40 @@ class Sketcher:
     def rows(self) -> int:
         return self._sk.rows
 
-    def shingles(self, texts: Any, *, arrow: bool = False, parallel: bool = True) -> Any:
-        """Each text's sorted, distinct shingle hashes: a list of uint32
-        arrays (views of one buffer), or with ``arrow=True`` a
-        ``pyarrow.LargeListArray``."""
+    def shingles(self, texts: Any = None, *, arrow: bool = False, parallel: bool = True, items: Any = None) -> Any:
+        """Each text's (or item set's) sorted, distinct shingle hashes: a
+        list of uint32 arrays (views of one buffer), or with ``arrow=True``
+        a ``pyarrow.LargeListArray``."""
         _c.flag("shingles", "arrow", arrow)
         _c.flag("shingles", "parallel", parallel)
-        offsets, values = self._sk.shingles(_texts(texts, _c.what("shingles", "texts")), parallel)
+        batch, sets = _docs("shingles", texts, items)
+        offsets, values = self._sk.shingles(batch, parallel, items=sets)
         if arrow:
             import pyarrow as pa
 
             return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))
         return np.split(values, offsets[1:-1]) if len(offsets) > 1 else []
 
-    def signatures(self, texts: Any, *, parallel: bool = True) -> U32Array:
-        """MinHash signatures: an ``(n, num_perm)`` uint32 array (a text with
-        no shingles has every value 2**32 - 1)."""
+    def signatures(self, texts: Any = None, *, parallel: bool = True, items: Any = None) -> U32Array:
+        """MinHash signatures: an ``(n, num_perm)`` uint32 array (a text or
+        item set with no shingles has every value 2**32 - 1)."""
         _c.flag("signatures", "parallel", parallel)
-        return self._sk.signatures(_texts(texts, _c.what("signatures", "texts")), parallel)
+        batch, sets = _docs("signatures", texts, items)
+        return self._sk.signatures(batch, parallel, items=sets)
 
-    def band_keys(self, texts: Any, *, parallel: bool = True) -> U64Array:
+    def band_keys(self, texts: Any = None, *, parallel: bool = True, items: Any = None) -> U64Array:
         """LSH band keys: an ``(n, bands)`` uint64 array."""
         _c.flag("band_keys", "parallel", parallel)
-        return self._sk.band_keys(_texts(texts, _c.what("band_keys", "texts")), parallel)
+        batch, sets = _docs("band_keys", texts, items)
+        return self._sk.band_keys(batch, parallel, items=sets)
 
-    def simhash(self, texts: Any, *, parallel: bool = True) -> U64Array:
-        """64-bit SimHash fingerprints (shingles weighted by frequency), as
-        the SimHash index stores them: a uint64 array."""
+    def simhash(self, texts: Any = None, *, parallel: bool = True, items: Any = None) -> U64Array:
+        """64-bit SimHash fingerprints, as the SimHash index stores them: of
+        shingles weighted by frequency for texts, of items with unit
+        weights for item sets. A uint64 array."""
         _c.flag("simhash", "parallel", parallel)
-        return self._sk.simhash(_texts(texts, _c.what("simhash", "texts")), parallel)
+        batch, sets = _docs("simhash", texts, items)
+        return self._sk.simhash(batch, parallel, items=sets)
 
     def jaccard(self, a: Any, b: Any, *, parallel: bool = True) -> Any:
         """Exact Jaccard similarity of shingle sets: of two texts (a float),
@@ -116,6 +123,16 @@ class Sketcher:
                 f"not {_c.type_name(a)} and {_c.type_name(b)}"
             )
         return self._sk.jaccard_texts(_texts(a, _c.what("jaccard", "a")), _texts(b, _c.what("jaccard", "b")), parallel)
+
+
+def _docs(func: str, texts: Any, items: Any) -> Tuple[Any, Any]:
+    """A kernel's (texts, items) as the native call takes them: exactly
+    one of a batch of texts and ``items=`` is given."""
+    if (texts is None) == (items is None):
+        raise InvalidInput(f"{func}(): give texts or items=, not both")
+    if items is not None:
+        return None, item_sets(items, _c.what(func, "items"))
+    return _texts(texts, _c.what(func, "texts")), None
 
 
 def jaccard(a: npt.ArrayLike, b: npt.ArrayLike) -> float:

@@ -13,7 +13,7 @@ from . import _keys
 from ._batch import Batch
 from ._errors import InvalidInput, InvalidType
 from ._handle import Handle
-from ._inputs import Item, item_bytes, texts as _texts
+from ._inputs import Item, item_bytes, item_sets as _item_sets, texts as _texts
 from ._results import Hit, Key, UniqueResult
 
 if TYPE_CHECKING:
@@ -193,13 +193,6 @@ class Writes(Handle):
         commits every operation at once (one fsync) when the block ends, and
         writes nothing if the block raises. See :class:`Batch`."""
         return Batch(cast("Database", self))
-
-
-def _item_sets(sets: Any, what: str) -> List[List[bytes]]:
-    """A column of item sets as the native module takes them."""
-    if isinstance(sets, (str, bytes)) or not isinstance(sets, Iterable):
-        raise InvalidType(f"{what}: expected a list of item sets, got {type(sets).__name__}")
-    return [item_bytes(items, f"{what}[{i}]") for i, items in enumerate(sets)]
 
 
 def _shingle_sets(sets: Any, what: str) -> List[List[int]]:

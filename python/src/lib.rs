@@ -8,6 +8,7 @@ mod config;
 mod convert;
 mod database;
 mod errors;
+mod items;
 mod sketcher;
 mod stream;
 mod texts;
@@ -28,6 +29,7 @@ fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
 fn _lshdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Database>()?;
     m.add_class::<stream::Stream>()?;
+    m.add_class::<database::QueryPlace>()?;
     m.add_class::<sketcher::Sketcher>()?;
     m.add_function(wrap_pyfunction!(sketcher::jaccard_sets, m)?)?;
     m.add_function(wrap_pyfunction!(batch::sketch_batch, m)?)?;

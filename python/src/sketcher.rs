@@ -1,5 +1,5 @@
 //! `Sketcher`: the database's shingling, MinHash, banding and SimHash as
-//! batch kernels over many texts, returning NumPy arrays.
+//! batch kernels over many texts or item sets, returning NumPy arrays.
 //!
 //! The values are the library's own: every one comes from
 //! [`lshdb::Sketcher`], the type the database itself runs every document
@@ -8,6 +8,7 @@
 
 use crate::config::{settings_dict, ConfigArgs};
 use crate::errors::{run, Fail};
+use crate::items::ItemSets;
 use crate::texts::TextBatch;
 use lshdb::shingle::ShingleSet;
 use lshdb::sketch::measures::jaccard;
@@ -74,6 +75,48 @@ impl Sketcher {
             }
         }
         out
+    }
+}
+
+impl Sketcher {
+    /// Runs `f` on every item set, in parallel or not.
+    fn per_set<T: Send>(
+        &self,
+        sets: &ItemSets,
+        parallel: bool,
+        f: impl Fn(Document<'_>) -> T + Sync,
+    ) -> Vec<T> {
+        let slices = crate::items::slices(sets);
+        let one = |set: &Vec<&[u8]>| f(Document::Items(set));
+        if parallel {
+            slices.par_iter().map(one).collect()
+        } else {
+            slices.iter().map(one).collect()
+        }
+    }
+
+    /// The MinHash signature of an item set (every value `u32::MAX` for an
+    /// empty one, as for a text without shingles).
+    fn item_signature(&self, doc: Document<'_>) -> Vec<u32> {
+        self.inner.signature(&self.inner.shingle_set(doc))
+    }
+}
+
+/// The documents of a kernel call: texts, or item sets (`items=`).
+enum Docs {
+    Texts(TextBatch),
+    Items(ItemSets),
+}
+
+impl Docs {
+    fn of(texts: Option<TextBatch>, items: Option<ItemSets>) -> Result<Self, Fail> {
+        match (texts, items) {
+            (Some(texts), None) => Ok(Docs::Texts(texts)),
+            (None, Some(items)) => Ok(Docs::Items(items)),
+            _ => Err(Fail::Input(
+                "Sketcher: give texts or items=, not both".to_owned(),
+            )),
+        }
     }
 }
 
@@ -144,16 +187,21 @@ impl Sketcher {
 
     /// Sorted distinct shingle hashes of every text, as Arrow-style
     /// (offsets, values): text i has values[offsets[i]:offsets[i+1]].
-    #[pyo3(signature = (texts, parallel = true))]
+    #[pyo3(signature = (texts = None, parallel = true, *, items = None))]
     fn shingles<'py>(
         &self,
         py: Python<'py>,
-        texts: TextBatch,
+        texts: Option<TextBatch>,
         parallel: bool,
+        items: Option<ItemSets>,
     ) -> PyResult<Flattened<'py>> {
         let (offsets, values) = run(py, || {
-            let texts = texts.strs()?;
-            let sets = map(&texts, parallel, |t| self.set(t));
+            let sets = match Docs::of(texts, items)? {
+                Docs::Texts(texts) => map(&texts.strs()?, parallel, |t| self.set(t)),
+                Docs::Items(sets) => {
+                    self.per_set(&sets, parallel, |doc| self.inner.shingle_set(doc))
+                }
+            };
             let mut offsets = Vec::with_capacity(sets.len() + 1);
             offsets.push(0i64);
             let total = sets.iter().map(Vec::len).sum();
@@ -168,57 +216,73 @@ impl Sketcher {
     }
 
     /// MinHash signatures, an (n, num_perm) uint32 array.
-    #[pyo3(signature = (texts, parallel = true))]
+    #[pyo3(signature = (texts = None, parallel = true, *, items = None))]
     fn signatures<'py>(
         &self,
         py: Python<'py>,
-        texts: TextBatch,
+        texts: Option<TextBatch>,
         parallel: bool,
+        items: Option<ItemSets>,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
         let width = self.settings.minhash.num_perm;
-        let flat = run(py, || {
-            let texts = texts.strs()?;
-            Ok(self.per_text(&texts, width, parallel, |signer, text, row| {
-                row.copy_from_slice(signer.sign(text));
-            }))
+        let flat = run(py, || match Docs::of(texts, items)? {
+            Docs::Texts(texts) => Ok(self.per_text(
+                &texts.strs()?,
+                width,
+                parallel,
+                |signer, text, row| row.copy_from_slice(signer.sign(text)),
+            )),
+            Docs::Items(sets) => Ok(self
+                .per_set(&sets, parallel, |doc| self.item_signature(doc))
+                .concat()),
         })?;
         to_2d(py, flat, width)
     }
 
     /// LSH band keys, an (n, bands) uint64 array.
-    #[pyo3(signature = (texts, parallel = true))]
+    #[pyo3(signature = (texts = None, parallel = true, *, items = None))]
     fn band_keys<'py>(
         &self,
         py: Python<'py>,
-        texts: TextBatch,
+        texts: Option<TextBatch>,
         parallel: bool,
+        items: Option<ItemSets>,
     ) -> PyResult<Bound<'py, PyArray2<u64>>> {
         let width = self.settings.bands;
-        let flat = run(py, || {
-            let texts = texts.strs()?;
-            Ok(self.per_text(&texts, width, parallel, |signer, text, row| {
-                let mut keys = Vec::with_capacity(width);
-                self.inner.band_keys_into(signer.sign(text), &mut keys);
-                row.copy_from_slice(&keys);
-            }))
+        let keys_of = |signature: &[u32]| {
+            let mut keys = Vec::with_capacity(width);
+            self.inner.band_keys_into(signature, &mut keys);
+            keys
+        };
+        let flat = run(py, || match Docs::of(texts, items)? {
+            Docs::Texts(texts) => Ok(self.per_text(
+                &texts.strs()?,
+                width,
+                parallel,
+                |signer, text, row| row.copy_from_slice(&keys_of(signer.sign(text))),
+            )),
+            Docs::Items(sets) => Ok(self
+                .per_set(&sets, parallel, |doc| keys_of(&self.item_signature(doc)))
+                .concat()),
         })?;
         to_2d(py, flat, width)
     }
 
     /// 64-bit SimHash fingerprints (term-frequency weighted shingles), a
     /// uint64 array.
-    #[pyo3(signature = (texts, parallel = true))]
+    #[pyo3(signature = (texts = None, parallel = true, *, items = None))]
     fn simhash<'py>(
         &self,
         py: Python<'py>,
-        texts: TextBatch,
+        texts: Option<TextBatch>,
         parallel: bool,
+        items: Option<ItemSets>,
     ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        let out = run(py, || {
-            let texts = texts.strs()?;
-            Ok(map(&texts, parallel, |t| {
+        let out = run(py, || match Docs::of(texts, items)? {
+            Docs::Texts(texts) => Ok(map(&texts.strs()?, parallel, |t| {
                 self.inner.simhash(Document::Text(t))
-            }))
+            })),
+            Docs::Items(sets) => Ok(self.per_set(&sets, parallel, |doc| self.inner.simhash(doc))),
         })?;
         Ok(out.into_pyarray(py))
     }

@@ -56,6 +56,7 @@ INTERNAL: Dict[str, Set[str]] = {
         "len",
         "get_label",
         "set_label",
+        "query_place",
     },
     "Sketcher": {"jaccard_texts"},
 }

@@ -171,7 +171,12 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
             },
             {"items": {"text": None}},
         ),
-        "Database.query_many": Call(db.query_many, "query_many", {"texts": (["some text"], "texts"), **query}),
+        "Database.query_many": Call(
+            db.query_many,
+            "query_many",
+            {"texts": (["some text"], "texts?"), "items": (None, "itemsets?"), **query},
+            {"items": {"texts": None}},
+        ),
         "Database.simhash_search": Call(
             db.simhash_search,
             "simhash_search",
@@ -202,18 +207,20 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
             "Sketcher",
             {**config, "shingle_seed": (None, "int?"), "minhash_seed": (None, "int?")},
         ),
-        "Sketcher.shingles": Call(
-            sk.shingles,
-            "shingles",
-            {"texts": (["some text"], "texts"), "arrow": (False, "flag"), "parallel": (True, "flag")},
-        ),
-        "Sketcher.signatures": Call(
-            sk.signatures, "signatures", {"texts": (["some text"], "texts"), "parallel": (True, "flag")}
-        ),
-        "Sketcher.band_keys": Call(
-            sk.band_keys, "band_keys", {"texts": (["some text"], "texts"), "parallel": (True, "flag")}
-        ),
-        "Sketcher.simhash": Call(sk.simhash, "simhash", {"texts": (["some text"], "texts"), "parallel": (True, "flag")}),
+        **{
+            f"Sketcher.{name}": Call(
+                getattr(sk, name),
+                name,
+                {
+                    "texts": (["some text"], "texts?"),
+                    "items": (None, "itemsets?"),
+                    "parallel": (True, "flag"),
+                    **({"arrow": (False, "flag")} if name == "shingles" else {}),
+                },
+                {"items": {"texts": None}},
+            )
+            for name in ("shingles", "signatures", "band_keys", "simhash")
+        },
         "Sketcher.jaccard": Call(
             sk.jaccard,
             "jaccard",

@@ -15,12 +15,14 @@
 
 mod admin;
 mod containment;
+mod gate;
 mod modes;
 mod read;
 mod shared;
 mod unique;
 mod write;
 
+pub use gate::QueryPlace;
 pub(crate) use shared::Shared;
 
 use crate::config::{settings_dict, ConfigArgs};
@@ -203,7 +205,7 @@ impl Database {
         let shared = &self.shared;
         run(py, || {
             shared.closing.store(true, Ordering::Relaxed);
-            let db = shared.db.write().take();
+            let db = shared.write_lock().take();
             drop(db);
             Ok(())
         })

@@ -4,6 +4,7 @@
 use super::{Database, Hits, Pair3};
 use crate::convert::{explain_dict, hits};
 use crate::errors::Fail;
+use crate::items::ItemSets;
 use crate::stream::{Item, Stream};
 use crate::texts::TextBatch;
 use pyo3::prelude::*;
@@ -66,29 +67,44 @@ impl Database {
         Ok((hits(result.hits), explained))
     }
 
-    /// Queries many texts in parallel; a text with no shingles has no hits.
-    #[pyo3(signature = (texts, *, threshold = None, limit = None, max_bucket = None))]
+    /// Queries many texts or item sets (`items=`) in parallel on the rayon
+    /// pool, all of it without the GIL; an input with no shingles has no
+    /// hits. It takes no place of the query gate (see `gate.rs`): it runs on
+    /// the pool's threads, one per core.
+    #[pyo3(signature = (texts = None, *, items = None, threshold = None, limit = None, max_bucket = None))]
     fn query_many(
         &self,
         py: Python<'_>,
-        texts: TextBatch,
+        texts: Option<TextBatch>,
+        items: Option<ItemSets>,
         threshold: Option<f64>,
         limit: Option<usize>,
         max_bucket: Option<usize>,
-    ) -> PyResult<Vec<Vec<(String, f64)>>> {
+    ) -> PyResult<Vec<Hits>> {
         self.read(py, |db| {
-            let texts = texts.strs()?;
-            texts
-                .par_iter()
-                .map(|text| {
-                    let query = with_options(db.query(text), threshold, limit, max_bucket);
-                    match query.run() {
-                        Ok(result) => Ok(hits(result.hits)),
-                        Err(lshdb::Error::EmptyDocument { .. }) => Ok(Vec::new()),
-                        Err(err) => Err(Fail::Db(err)),
-                    }
-                })
-                .collect()
+            let one =
+                |query: lshdb::Query<'_>| match with_options(query, threshold, limit, max_bucket)
+                    .run()
+                {
+                    Ok(result) => Ok(hits(result.hits)),
+                    Err(lshdb::Error::EmptyDocument { .. }) => Ok(Vec::new()),
+                    Err(err) => Err(Fail::Db(err)),
+                };
+            match (&texts, &items) {
+                (Some(texts), None) => {
+                    let texts = texts.strs()?;
+                    texts.par_iter().map(|text| one(db.query(text))).collect()
+                }
+                (None, Some(sets)) => {
+                    let sets = crate::items::slices(sets);
+                    sets.par_iter()
+                        .map(|set| one(db.query_items(set)))
+                        .collect()
+                }
+                _ => Err(Fail::Input(
+                    "query_many: give texts or items=, not both".to_owned(),
+                )),
+            }
         })
     }
 

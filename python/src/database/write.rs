@@ -13,11 +13,11 @@ use std::collections::VecDeque;
 #[pymethods]
 impl Database {
     fn insert(&self, py: Python<'_>, key: &str, text: &str) -> PyResult<()> {
-        self.read(py, |db| Ok(db.insert(key, text)?))
+        self.write_call(py, |db| Ok(db.insert(key, text)?))
     }
 
     fn insert_items(&self, py: Python<'_>, key: &str, items: Vec<Vec<u8>>) -> PyResult<()> {
-        self.read(py, |db| Ok(db.insert_items(key, &items)?))
+        self.write_call(py, |db| Ok(db.insert_items(key, &items)?))
     }
 
     #[pyo3(signature = (key, text = None, *, items = None, threshold))]
@@ -29,7 +29,7 @@ impl Database {
         items: Option<Vec<Vec<u8>>>,
         threshold: f64,
     ) -> PyResult<Option<(String, f64)>> {
-        self.read(py, |db| {
+        self.write_call(py, |db| {
             let unique = match (&text, &items) {
                 (Some(text), None) => db.insert_unique(key, text.as_str(), threshold)?,
                 (None, Some(items)) => {
@@ -95,7 +95,7 @@ impl Database {
 
     /// Applies a recorded batch in one transaction: all or nothing.
     fn apply_batch(&self, py: Python<'_>, ops: Vec<BatchOp>) -> PyResult<Vec<bool>> {
-        self.read(py, |db| {
+        self.write_call(py, |db| {
             let mut batch = db.batch()?;
             let mut removed = Vec::new();
             for (kind, key, text, items) in &ops {
@@ -115,6 +115,6 @@ impl Database {
     }
 
     fn remove(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
-        self.read(py, |db| Ok(db.remove(key)?))
+        self.write_call(py, |db| Ok(db.remove(key)?))
     }
 }
