@@ -6,8 +6,10 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
@@ -52,3 +54,29 @@ def run_python(code: str, *args: str, timeout: float = 60) -> subprocess.Complet
         timeout=timeout,
         env=dict(os.environ),
     )
+
+
+def counts_while(call: Callable[[], object]) -> Tuple[int, float]:
+    """Runs `call` while a Python thread counts in a loop; returns the
+    count and how long `call` took. With the GIL held through `call`, the
+    thread could not count at all."""
+    done = threading.Event()
+    counts: List[int] = []
+
+    def count() -> None:
+        n = 0
+        while not done.is_set():
+            n += 1
+        counts.append(n)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    time.sleep(0.05)
+    before = time.perf_counter()
+    try:
+        call()
+    finally:
+        elapsed = time.perf_counter() - before
+        done.set()
+        counter.join()
+    return counts[0], elapsed

@@ -12,7 +12,7 @@ from typing import Callable, List
 import pytest
 
 import lshdb
-from conftest import corpus
+from conftest import corpus, counts_while
 
 TEXTS = [t for _, t in corpus(groups=400)] * 4  # 4,800 texts
 
@@ -21,26 +21,10 @@ def test_python_code_runs_while_a_kernel_runs() -> None:
     """Deterministic: a Python thread counts while a long kernel call runs
     on another; with the GIL held it could not count at all."""
     sk = lshdb.Sketcher(num_perm=512)
-    done = threading.Event()
-    counts: List[int] = []
-
-    def count() -> None:
-        n = 0
-        while not done.is_set():
-            n += 1
-        counts.append(n)
-
     sk.signatures(TEXTS[:100])  # warm up
-    counter = threading.Thread(target=count)
-    counter.start()
-    time.sleep(0.05)
-    before = time.perf_counter()
-    sk.signatures(TEXTS * 2, parallel=False)
-    elapsed = time.perf_counter() - before
-    done.set()
-    counter.join()
+    count, elapsed = counts_while(lambda: sk.signatures(TEXTS * 2, parallel=False))
     assert elapsed > 0.05, "the kernel call was too short to tell"
-    assert counts[0] > 10_000
+    assert count > 10_000
 
 
 def _speedup(work: Callable[[], None]) -> float:

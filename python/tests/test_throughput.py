@@ -13,7 +13,7 @@ from typing import Callable, Iterator, List, Tuple
 import pytest
 
 import lshdb
-from conftest import corpus
+from conftest import corpus, counts_while
 
 READERS = 8
 
@@ -51,25 +51,9 @@ def test_query_many_releases_the_gil_while_it_searches(path: Path) -> None:
     texts = [t for _, t in docs]
     with lshdb.Database.create(path, 0.5) as db:
         db.insert_many(docs)
-        done = threading.Event()
-        counts: List[int] = []
-
-        def count() -> None:
-            n = 0
-            while not done.is_set():
-                n += 1
-            counts.append(n)
-
-        counter = threading.Thread(target=count)
-        counter.start()
-        time.sleep(0.05)
-        before = time.perf_counter()
-        db.query_many(texts * 20, threshold=0.1)
-        elapsed = time.perf_counter() - before
-        done.set()
-        counter.join()
+        count, elapsed = counts_while(lambda: db.query_many(texts * 20, threshold=0.1))
         assert elapsed > 0.05, "query_many was too short to tell"
-        assert counts[0] > 10_000
+        assert count > 10_000
 
 
 def with_readers(

@@ -23,17 +23,16 @@ run; compare runs made at the same time.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import lshdb
+from corpus_io import print_json, read_corpus
 
 
 def main() -> None:
@@ -44,12 +43,7 @@ def main() -> None:
     p.add_argument("--cli", default=str(Path(__file__).resolve().parents[2] / "target/release/lshdb"))
     args = p.parse_args()
 
-    keys, texts = [], []
-    with open(args.corpus, encoding="utf-8") as f:
-        for line in f:
-            doc = json.loads(line)
-            keys.append(str(doc["id"]))
-            texts.append(doc["text"])
+    keys, texts = read_corpus(args.corpus)
     n = len(texts)
     out: dict = {"documents": n, "threshold": args.threshold, "cpus": os.cpu_count()}
 
@@ -106,8 +100,7 @@ def main() -> None:
         db.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    json.dump(out, sys.stdout, indent=2)
-    print()
+    print_json(out)
 
 
 if __name__ == "__main__":

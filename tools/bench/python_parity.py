@@ -49,21 +49,12 @@ from pathlib import Path
 
 import numpy as np
 
-import lshdb  # noqa: E402
+import lshdb
+from corpus_io import read_corpus
 
 WORD = re.compile(r"\w+")
 
 
-def load(path: Path, limit: int | None) -> tuple[list[str], list[str]]:
-    keys, texts = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            doc = json.loads(line)
-            keys.append(str(doc["id"]))
-            texts.append(doc["text"])
-            if limit and len(keys) >= limit:
-                break
-    return keys, texts
 
 
 def char_shingles(text: str, k: int = 5) -> list[str]:
@@ -257,7 +248,7 @@ def containment(tmp: Path, keys, sets, exact: Exact, queries, sigs, t: float, in
 
 
 def corpus(path: Path, args, tmp: Path) -> dict:
-    keys, texts = load(path, args.limit)
+    keys, texts = read_corpus(path, args.limit)
     t = args.threshold
     out: dict = {"corpus": path.name, "documents": len(keys), "threshold": t}
     out["dedup"] = dedup(tmp, keys, texts, t)

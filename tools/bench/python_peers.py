@@ -28,12 +28,12 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import lshdb
+from corpus_io import print_json, read_corpus
 
 
 def shingles(text: str, k: int = 5) -> list[str]:
@@ -91,12 +91,7 @@ def main() -> None:
     args = p.parse_args()
     t = args.threshold
 
-    keys, texts = [], []
-    with open(args.corpus, encoding="utf-8") as f:
-        for line in f:
-            doc = json.loads(line)
-            keys.append(str(doc["id"]))
-            texts.append(doc["text"])
+    keys, texts = read_corpus(args.corpus)
     n = len(texts)
     step = max(1, n // args.queries)
     sample = list(range(0, n, step))[: args.queries]
@@ -187,8 +182,7 @@ def main() -> None:
         out["rensa"] = measured(r_sig, n / (r_load + n / r_sig), lat, found, truth)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    json.dump(out, sys.stdout, indent=2)
-    print()
+    print_json(out)
 
 
 if __name__ == "__main__":

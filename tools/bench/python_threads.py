@@ -33,21 +33,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List
+
+from corpus_io import read_corpus
 
 import lshdb
 
 
-def read_corpus(path: Path, limit: int) -> Tuple[List[str], List[str]]:
-    keys, texts = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            doc = json.loads(line)
-            keys.append(str(doc["id"]))
-            texts.append(doc["text"])
-            if limit and len(keys) >= limit:
-                break
-    return keys, texts
 
 
 def writer_under_readers(db: lshdb.Database, texts: List[str], args: argparse.Namespace) -> Dict[str, float]:
