@@ -61,8 +61,8 @@ pub use db::{
 pub use error::{Error, Result};
 pub use pipeline::MAX_KEY_BYTES;
 pub use query::{
-    ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult, Explain, Groups, Hit, Pair,
-    QueryResult, SimHashHit, TruncatedBucket, Warning, DEFAULT_MAX_BUCKET,
+    ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult, Explain, Groups, Hints, Hit,
+    Pair, QueryResult, SimHashHit, TruncatedBucket, Warning, DEFAULT_MAX_BUCKET,
 };
 /// The trait a storage backend implements for
 /// [`Database::create_with_backend`] and [`Database::open_with_backend`]:

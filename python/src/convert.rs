@@ -3,7 +3,7 @@
 //! (settings) through one generic conversion, and a Python iterator of
 //! (key, text) pairs read a slice at a time.
 
-use lshdb::{BulkOptions, Explain, Hit, Warning};
+use lshdb::{BulkOptions, Explain, Hints, Hit, Warning};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList};
 use serde_json::Value;
@@ -49,35 +49,13 @@ fn value_to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, P
     })
 }
 
-/// A query warning in Python's words: the hint names the `max_bucket=`
-/// argument to pass, and the call that builds a missing index.
+/// A query warning in Python's words: the library's facts with the
+/// `max_bucket=` argument to pass and the call that builds a missing index.
 pub(crate) fn warning(w: &Warning) -> String {
-    match w {
-        Warning::BucketsTruncated {
-            buckets,
-            max_bucket,
-        } => format!(
-            "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; for \
-             an exhaustive answer run the query again with max_bucket={}",
-            max_bucket.saturating_mul(10)
-        ),
-        Warning::NoContainmentIndex => "this database has no containment index, so every \
-             stored set was compared with the query (exact, but linear in the database); build \
-             the index with db.rebuild(containment=True)"
-            .to_owned(),
-        Warning::TopWithoutForest {
-            recall_estimate,
-            index_threshold,
-            bands,
-            rows,
-        } => format!(
-            "top-k probed the {bands} x {rows} bands tuned for similarity {index_threshold}, so \
-             less similar neighbours are mostly missed (recall estimate {recall_estimate:.2}); \
-             build the containment index, whose prefix forest top-k probes at every depth, with \
-             db.rebuild(containment=True)"
-        ),
-        other => other.to_string(),
-    }
+    w.describe(&Hints {
+        max_bucket: "max_bucket={}",
+        build_containment: "db.rebuild(containment=True)",
+    })
 }
 
 pub(crate) fn hits(hits: Vec<Hit>) -> Vec<(String, f64)> {

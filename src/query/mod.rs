@@ -18,7 +18,7 @@ pub use containment::{ClassProbe, ContainmentExplain, ContainmentHit, Containmen
 pub use pairs::{Groups, Pair};
 pub use plan::{Explain, TruncatedBucket, DEFAULT_MAX_BUCKET};
 pub use simhash::SimHashHit;
-pub use warning::Warning;
+pub use warning::{Hints, Warning};
 
 use crate::pipeline::{Document, Pipeline, Sketch};
 use crate::store::codec::SignatureRecord;

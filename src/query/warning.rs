@@ -60,28 +60,55 @@ pub enum Warning {
     NoContainmentIndex,
 }
 
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// How a surface names the two remedies the warnings suggest. The facts
+/// are worded once, by [`Warning::describe`]; a surface gives only its
+/// hints (a CLI flag, a Python argument), and `Display` uses
+/// [`Hints::RUST`].
+#[derive(Debug, Clone, Copy)]
+pub struct Hints<'a> {
+    /// How to run the query again with more postings per bucket; `{}`
+    /// stands for the new cap (ten times the one that cut).
+    pub max_bucket: &'a str,
+    /// How to build the containment index.
+    pub build_containment: &'a str,
+}
+
+impl Hints<'static> {
+    /// The library's own hints: its builder calls.
+    pub const RUST: Hints<'static> = Hints {
+        max_bucket: "Query::max_bucket({})",
+        build_containment: "Database::build_containment_index",
+    };
+}
+
+impl Warning {
+    /// The warning in words, with `hints` naming the remedies.
+    pub fn describe(&self, hints: &Hints<'_>) -> String {
+        let again = |cap: usize| {
+            let with = hints
+                .max_bucket
+                .replace("{}", &cap.saturating_mul(10).to_string());
+            format!("for an exhaustive answer run the query again with {with}")
+        };
+        let build = hints.build_containment;
         match self {
             Warning::BucketsTruncated {
                 buckets,
                 max_bucket,
-            } => write!(
-                f,
-                "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; \
-                 raise max_bucket for an exhaustive answer"
+            } => format!(
+                "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; {}",
+                again(*max_bucket)
             ),
-            Warning::ProbesTruncated { probes, max_bucket } => write!(
-                f,
+            Warning::ProbesTruncated { probes, max_bucket } => format!(
                 "{probes} prefix probe(s) held more than {max_bucket} documents and were cut \
-                 there; raise max_bucket for an exhaustive answer"
+                 there; {}",
+                again(*max_bucket)
             ),
             Warning::ThresholdBelowIndex {
                 threshold,
                 index_threshold,
                 candidate_probability,
-            } => write!(
-                f,
+            } => format!(
                 "query threshold {threshold} is below the index threshold {index_threshold}: a \
                  pair at similarity {threshold} becomes a candidate with probability \
                  {candidate_probability:.2}, so some hits may be missed"
@@ -91,22 +118,26 @@ impl fmt::Display for Warning {
                 index_threshold,
                 bands,
                 rows,
-            } => write!(
-                f,
+            } => format!(
                 "top-k probed the {bands} x {rows} bands tuned for similarity \
                  {index_threshold}, so less similar neighbours are mostly missed (recall \
                  estimate {recall_estimate:.2}); build the containment index, whose prefix \
-                 forest top-k probes at every depth, with Database::build_containment_index"
+                 forest top-k probes at every depth, with {build}"
             ),
             Warning::ExhaustiveScan => {
-                f.write_str("exhaustive: every stored set was compared with the query")
+                "exhaustive: every stored set was compared with the query".to_owned()
             }
-            Warning::NoContainmentIndex => f.write_str(
+            Warning::NoContainmentIndex => format!(
                 "this database has no containment index, so every stored set was compared with \
-                 the query (exact, but linear in the database); build the index with \
-                 Database::build_containment_index",
+                 the query (exact, but linear in the database); build the index with {build}"
             ),
         }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe(&Hints::RUST))
     }
 }
 

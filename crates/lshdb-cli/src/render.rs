@@ -4,44 +4,19 @@
 //! worded for the CLI) and as text; bulk reports as JSON.
 
 use crate::output::line;
-use lshdb::{BulkReport, CheckReport, ContainmentExplain, Explain, Settings, Stats, Warning};
+use lshdb::{
+    BulkReport, CheckReport, ContainmentExplain, Explain, Hints, Settings, Stats, Warning,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// A query warning in the CLI's words: the library's advice to raise
-/// `max_bucket` becomes the flag to pass, the index to build the command
-/// that builds it.
+/// A query warning in the CLI's words: the library's facts with the
+/// flag to pass and the command that builds a missing index.
 pub fn warning(w: &Warning) -> String {
-    match w {
-        Warning::BucketsTruncated {
-            buckets,
-            max_bucket,
-        } => format!(
-            "{buckets} bucket(s) held more than {max_bucket} documents and were cut there; for \
-             an exhaustive answer run the query again with `--max-bucket {}`",
-            max_bucket.saturating_mul(10)
-        ),
-        Warning::ProbesTruncated { probes, max_bucket } => format!(
-            "{probes} prefix probe(s) held more than {max_bucket} documents and were cut there; \
-             raise --max-bucket for an exhaustive answer"
-        ),
-        Warning::NoContainmentIndex => "this database has no containment index, so every \
-             stored set was compared with the query (exact, but linear in the database); build \
-             the index with `lshdb rebuild FILE --containment`"
-            .to_owned(),
-        Warning::TopWithoutForest {
-            recall_estimate,
-            index_threshold,
-            bands,
-            rows,
-        } => format!(
-            "top-k probed the {bands} x {rows} bands tuned for similarity {index_threshold}, so \
-             less similar neighbours are mostly missed (recall estimate {recall_estimate:.2}); \
-             build the containment index, whose prefix forest top-k probes at every depth, with \
-             `lshdb rebuild FILE --containment`"
-        ),
-        other => other.to_string(),
-    }
+    w.describe(&Hints {
+        max_bucket: "`--max-bucket {}`",
+        build_containment: "`lshdb rebuild FILE --containment`",
+    })
 }
 
 /// The warnings in the CLI's words, as notes on standard error.
