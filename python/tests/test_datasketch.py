@@ -46,8 +46,10 @@ def test_minhash_hashvalues_are_datasketchs() -> None:
     m.update(b"lshdb")
     assert m.hashvalues.dtype == np.uint64
     assert m.hashvalues.tolist() == [297616339, 401852043, 2013617805, 849742759]
-    datasketch = pytest.importorskip("datasketch")
-    d = datasketch.MinHash(num_perm=64, seed=7)
+    import datasketch  # python/requirements-test.txt pins it
+
+    # datasketch 2.0 defaults to its "affine32" scheme; ours is "legacy"
+    d = datasketch.MinHash(num_perm=64, seed=7, scheme="legacy")
     ours = MinHash(num_perm=64, seed=7)
     for t in (b"x", b"y", b"zz"):
         d.update(t)
@@ -333,3 +335,11 @@ def test_every_datasketch_import_path_works_and_unsupported_sketches_say_so() ->
         lshdb.datasketch.WeightedMinHashGenerator(100, sample_size=128)
     with pytest.raises(NotImplementedError, match="b-bit"):
         lshdb.datasketch.bBitMinHash(MinHash())
+
+
+def test_minhash_schemes_other_than_legacy_are_refused() -> None:
+    assert MinHash().scheme == "legacy" and MinHash(scheme="legacy").scheme == "legacy"
+    with pytest.raises(NotImplementedError, match="affine32"):
+        MinHash(scheme="affine32")
+    with pytest.raises(ValueError, match="scheme must be"):
+        MinHash(scheme="fast")

@@ -60,10 +60,12 @@ class MinHash:
     """datasketch's ``MinHash`` that also keeps its set of token hashes.
 
     ``MinHash(num_perm=128, seed=1, hashfunc=sha1_hash32, hashobj=None,
-    hashvalues=None, permutations=None, gpu_mode="disable")`` (``hashobj``
-    and ``gpu_mode`` are accepted and ignored); ``update(b)`` hashes a token
-    (bytes with the default ``hashfunc``) and adds it. ``jaccard`` and
-    ``count`` are exact over the kept sets; ``hashvalues`` equal datasketch's.
+    hashvalues=None, permutations=None, gpu_mode="disable", scheme=None)``
+    (``hashobj`` and ``gpu_mode`` are accepted and ignored); ``update(b)``
+    hashes a token (bytes with the default ``hashfunc``) and adds it.
+    ``jaccard`` and ``count`` are exact over the kept sets; ``hashvalues``
+    equal datasketch's in its ``scheme="legacy"`` (datasketch 2.0's default
+    is ``"affine32"``, which raises ``NotImplementedError`` here).
     """
 
     def __init__(
@@ -75,7 +77,18 @@ class MinHash:
         hashvalues: Optional[Iterable[int]] = None,
         permutations: Optional[Any] = None,
         gpu_mode: str = "disable",
+        scheme: Optional[str] = None,
     ) -> None:
+        if scheme in ("affine32", "affine64"):
+            raise NotImplementedError(
+                f"scheme={scheme!r}: lshdb.datasketch computes the hash values of datasketch's "
+                "'legacy' scheme (the only one before datasketch 2.0), not 2.0's affine schemes; "
+                "the indexes' answers do not depend on it (they are verified on the kept sets)"
+            )
+        if scheme not in (None, "legacy"):
+            raise ValueError(f"scheme must be 'affine32', 'affine64' or 'legacy', not {scheme!r}")
+        #: datasketch's permutation scheme: always "legacy" here.
+        self.scheme = "legacy"
         if hashvalues is not None:
             hashvalues = np.array(hashvalues, dtype=np.uint64)
             num_perm = len(hashvalues)
