@@ -84,12 +84,11 @@ def dedup(tmp: Path, keys: list[str], texts: list[str], t: float) -> dict:
     db.close()
     db = lshdb.Database.create(tmp / "unique.lshdb", t)
     start = time.perf_counter()
-    result = db.insert_unique_many(keys=keys, texts=texts, threshold=t)
+    db.insert_unique_many(keys=keys, texts=texts, threshold=t)
     out["insert_unique_many_docs_per_s"] = rate(len(keys), time.perf_counter() - start)
     out["insert_unique_many_kept"] = len(db)
     db.close()
     out["unique_over_many"] = round(out["insert_unique_many_docs_per_s"] / out["insert_many_docs_per_s"], 3)
-    del result
     from rensa import RMinHashDeduplicator
 
     start = time.perf_counter()
