@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import time
 from pathlib import Path
 from typing import List, Tuple
 
@@ -103,4 +105,39 @@ def test_a_pool_of_readers_opening_in_each_child(path: Path, method: str) -> Non
         assert keys[:1] == ["doc3"]
     db.insert("more", "the parent's writer still works")
     assert len(db) == 13
+    db.close()
+
+
+def test_a_child_forked_while_every_query_place_is_taken_is_refused_not_stuck(path: Path) -> None:
+    """The parent's threads held every query place when it forked; those
+    threads do not exist in the child, so waiting for a place there would
+    wait forever. The child's calls are refused at once instead."""
+    db = _fill(path, 5)
+    places = [db._db.query_place() for _ in range(os.cpu_count() or 1)]
+    for place in places:
+        place.__enter__()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 0
+        for call in (lambda: db.query("document number"), lambda: db.insert("child", "a new document")):
+            try:
+                call()
+                code = 10
+            except lshdb.DatabaseClosed:
+                pass
+        os._exit(code)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child waited for a query place its parent's threads held")
+    assert os.waitstatus_to_exitcode(status) == 0
+    for place in places:
+        place.__exit__()
+    assert [h.key for h in db.query("document number 3 with words of its own 21")][0] == "doc3"
     db.close()

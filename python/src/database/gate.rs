@@ -33,6 +33,11 @@ pub(crate) struct Gate {
     state: Mutex<State>,
     freed: Condvar,
     limit: usize,
+    /// The process that made the gate. In a `fork()` child the places its
+    /// parent's threads held stay taken by threads that do not exist there,
+    /// so the child takes none and waits for none: its calls then reach the
+    /// library, which refuses them (`WrongProcess`, Python's `DatabaseClosed`).
+    owner: u32,
 }
 
 /// How long a writer keeps its core after a write.
@@ -46,8 +51,9 @@ struct State {
     wrote: Option<Instant>,
 }
 
-/// A single write running; gives its core back when dropped.
-pub(crate) struct Writing<'a>(&'a Gate);
+/// A single write running; gives its core back when dropped. Counts
+/// nothing in a `fork()` child (see [`Gate::owner`]).
+pub(crate) struct Writing<'a>(Option<&'a Gate>);
 
 impl Gate {
     /// A gate with one place per core this process may use.
@@ -62,7 +68,13 @@ impl Gate {
             }),
             freed: Condvar::new(),
             limit: cores.max(1),
+            owner: std::process::id(),
         }
+    }
+
+    /// Whether this is the process that made the gate (not a fork child).
+    fn ours(&self) -> bool {
+        std::process::id() == self.owner
     }
 
     /// The places now, and how long that holds: one fewer while a write
@@ -119,8 +131,11 @@ impl Gate {
 
     /// Marks a single write as running until the result is dropped.
     pub(crate) fn writing(&self) -> Writing<'_> {
+        if !self.ours() {
+            return Writing(None);
+        }
         self.state.lock().writes += 1;
-        Writing(self)
+        Writing(Some(self))
     }
 
     /// Gives a place back.
@@ -135,9 +150,11 @@ impl Gate {
 
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
-        let mut state = self.0.state.lock();
-        state.writes -= 1;
-        state.wrote = Some(Instant::now());
+        if let Some(gate) = self.0 {
+            let mut state = gate.state.lock();
+            state.writes -= 1;
+            state.wrote = Some(Instant::now());
+        }
     }
 }
 
@@ -150,8 +167,12 @@ pub struct QueryPlace {
 
 #[pymethods]
 impl QueryPlace {
-    /// Takes a free place at once, or waits for one without the GIL.
+    /// Takes a free place at once, or waits for one without the GIL; in a
+    /// `fork()` child takes none (see [`Gate::owner`]).
     fn __enter__(&self, py: Python<'_>) {
+        if !self.shared.queries.ours() {
+            return;
+        }
         if !self.held.swap(true, Ordering::AcqRel) && !self.shared.queries.try_take() {
             py.detach(|| self.shared.queries.take());
         }
