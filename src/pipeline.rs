@@ -63,6 +63,18 @@ impl Prepared {
         }
     }
 
+    /// The bytes this document takes in memory, about: its allocations
+    /// and itself.
+    pub(crate) fn memory(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.key.capacity()
+            + 4 * (self.set.capacity() + self.signature.capacity())
+            + 8 * (self.band_keys.capacity() + self.blocks.capacity())
+            + self.records.doc.capacity()
+            + self.records.set.capacity()
+            + self.records.signature.capacity()
+    }
+
     /// The size of the shingle set (kept after [`Prepared::trim`]).
     pub fn set_len(&self) -> u32 {
         self.set_len

@@ -19,6 +19,7 @@ mod header;
 mod held;
 mod keys;
 mod labels;
+mod load_filter;
 mod maintain;
 mod open;
 mod pairs;
@@ -34,6 +35,7 @@ mod writer;
 pub use batch::Batch;
 pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
+    DEFAULT_MAX_HELD_BYTES,
 };
 pub use containment::ContainmentQuery;
 pub use durability::Durability;

@@ -189,10 +189,8 @@ impl<'t, 'p> Writer<'t, 'p> {
         };
         let own_id = self.tables.id_of(&doc.key)?;
         let options = PlanOptions {
-            threshold,
-            limit: Some(1),
             exclude: own_id,
-            ..PlanOptions::default()
+            ..PlanOptions::dedup(threshold)
         };
         let planned = plan::run(&self.tables, self.pipeline, &sketch, &options)?;
         if let Some(hit) = plan::resolve(&self.tables, planned.hits)?
@@ -221,11 +219,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         docs: Vec<Result<Prepared>>,
         threshold: f64,
     ) -> Result<Vec<Result<Unique>>> {
-        let options = PlanOptions {
-            threshold,
-            limit: Some(1),
-            ..PlanOptions::default()
-        };
+        let options = PlanOptions::dedup(threshold);
         let mut held = Held::default();
         let mut out = Vec::with_capacity(docs.len());
         for doc in docs {

@@ -13,7 +13,7 @@
 //! choosing one member per group; pass 2 re-reads the input and writes the
 //! kept records.
 
-use crate::args::{open_waiting, parse_threshold, Wait};
+use crate::args::{open_waiting, parse_size, parse_threshold, Wait};
 use crate::interrupt::Interrupt;
 use crate::output::{progress, short};
 use crate::records::{Fields, Format, Layout, Parsed, Sink};
@@ -86,6 +86,11 @@ pub struct Args {
     /// Records per commit to the database.
     #[arg(long, default_value_t = lshdb::DEFAULT_BATCH, value_name = "N")]
     batch: usize,
+    /// About the most memory the run takes (K, M or G): half of it holds
+    /// the kept records not yet written to the database, which are written
+    /// as they pass it. Besides, 16 bytes per record for repeated ids.
+    #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
+    memory: usize,
     /// Keep the kept records' texts in a database created by this run (--db).
     #[arg(long)]
     store_text: bool,
