@@ -49,9 +49,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 GB = 1 << 30
 
 
-def feed(path, pipe, every, marks, t0):
+def feed(path, pipe, every, marks, t0, on_mark=None):
     """Write `path` into `pipe`; append (lines, seconds since t0) to marks at
-    every `every`-th line and at the end. Returns the line count."""
+    every `every`-th line and at the end, calling on_mark(lines) there.
+    Returns the line count."""
     lines = 0
     nxt = every
     last = b"\n"
@@ -71,6 +72,8 @@ def feed(path, pipe, every, marks, t0):
                 n -= block.count(b"\n", start, pos)
                 lines, start = nxt, pos
                 marks.append((lines, time.perf_counter() - t0))
+                if on_mark:
+                    on_mark(lines)
                 nxt += every
             pipe.write(block[start:])
             lines += n
@@ -93,8 +96,21 @@ def sample_rss(pid, series, t0, done):
         done.wait(0.25)
 
 
-def run(name, cmd, corpus, every, log):
-    """One measured run of cmd (reading the corpus on stdin)."""
+def perf_windows(pid, at, seconds, prefix, started):
+    """on_mark for feed: at the marks in `at`, profile pid for `seconds`
+    with perf record (in the background; the files are prefix-N.data)."""
+    def on_mark(n):
+        if n in at:
+            started.append(subprocess.Popen(
+                ["perf", "record", "-q", "-F", "199", "--call-graph", "dwarf,16384", "-p", str(pid),
+                 "-o", "%s-%d.data" % (prefix, n), "--", "sleep", str(seconds)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return on_mark
+
+
+def run(name, cmd, corpus, every, log, perf=None):
+    """One measured run of cmd (reading the corpus on stdin); perf: (marks,
+    seconds, file prefix) to profile it in windows."""
     t0 = time.perf_counter()
     with open(log, "wb") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
@@ -105,8 +121,10 @@ def run(name, cmd, corpus, every, log):
     out = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
     reader.start()
+    perfs = []
+    on_mark = perf_windows(proc.pid, perf[0], perf[1], perf[2], perfs) if perf else None
     try:
-        lines = feed(corpus, proc.stdin, every, marks, t0)
+        lines = feed(corpus, proc.stdin, every, marks, t0, on_mark)
     except BrokenPipeError:
         lines = marks[-1][0] if marks else 0
     t_fed = time.perf_counter() - t0
@@ -114,6 +132,8 @@ def run(name, cmd, corpus, every, log):
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     done.set()
+    for pr in perfs:
+        pr.wait()
     reader.join()
     sampler.join()
     summary = None
@@ -206,6 +226,10 @@ def main(argv=None):
     p.add_argument("--work", help="scratch directory (default: a temporary one; needs ~3x the corpus)")
     p.add_argument("--result", help="result JSON (default tools/bench/results/scale-dedup-NAME-DATE.json)")
     p.add_argument("--keep-outputs", action="store_true", help="keep kept/dropped files and databases")
+    p.add_argument("--perf-at", help="profile the dedup run with perf record for --perf-seconds "
+                   "after these marks (comma-separated record counts, multiples of --every)")
+    p.add_argument("--perf-seconds", type=int, default=40)
+    p.add_argument("--perf-prefix", help="perf data files PREFIX-N.data (default WORK/perf-dedup)")
     args = p.parse_args(argv)
     lshdb = os.path.abspath(args.lshdb)
     work = args.work or tempfile.mkdtemp(prefix="scale-dedup-")
@@ -231,7 +255,12 @@ def main(argv=None):
             subprocess.run([lshdb, "create", f"{work}/add.lshdb", "--threshold", t], check=True,
                            stdout=subprocess.DEVNULL)
         print("scale_dedup: %s ..." % name, file=sys.stderr, flush=True)
-        r = run(name, [lshdb] + cmd, args.corpus, args.every, os.path.join(work, name.replace(" ", "") + ".log"))
+        perf = None
+        if args.perf_at and name == "dedup":
+            perf = ({int(x) for x in args.perf_at.split(",")}, args.perf_seconds,
+                    args.perf_prefix or os.path.join(work, "perf-dedup"))
+        r = run(name, [lshdb] + cmd, args.corpus, args.every,
+                os.path.join(work, name.replace(" ", "") + ".log"), perf)
         db = {"add": f"{work}/add.lshdb", "dedup --db": f"{work}/dedup.lshdb"}.get(name)
         r["db_bytes"] = os.path.getsize(db) if db and os.path.exists(db) else None
         result["runs"].append(r)
