@@ -29,6 +29,8 @@ STAGES = [
     ("parse (read, JSON)", r"next_chunk|support::jsonl|records::Source"),
     ("output (kept, dropped)", r"dedup::outputs|records::sink"),
     ("drop (free memory)", r"drop_in_place"),
+    ("channels (stdin reader, chunk hand-off)", r"mpmc::|mpsc::"),
+    ("rayon scheduling (idle workers spinning, waking, stealing)", r"rayon_core::"),
 ]
 LEAVES = [
     ("Jaccard (jaccard_at_least)", r"jaccard_at_least|measures::"),
@@ -56,7 +58,7 @@ def samples(lines):
                 yield frames
             frames = []
             continue
-        if not line.startswith(("\t", " ")):
+        if not line.startswith("\t"):
             continue  # the header line: thread id
         parts = line.strip().split(None, 1)
         if len(parts) == 2:
