@@ -9,9 +9,11 @@ k * --every has been written. The CLI reads ahead a bounded amount (dedup:
 the pipe's 64 KiB, two parsed 4,096-record chunks in a channel, one being
 read and one being sketched — about 20,000 short records; add: likewise a
 batch or two), so the pipe blocks while the writer is busy and those times
-track processing to within that much. The `tail` of a run (end of input to
-exit) shows the slack: it is the last chunks, the final commit and the
-output's rename.
+track processing to within that much (checked on heavy-10m at 2.4 M: the
+harness had written 2,434,930 lines, and the kept and dropped outputs held
+2,426,735 decided records: 8,195 ahead). The `tail` of a run (end of input
+to exit) is the rest: the last chunks, the final commit and the output's
+rename.
 
 Measured per run: wall, CPU (user + sys from wait4), peak RSS (ru_maxrss of
 the process from wait4, and VmRSS sampled every 0.25 s as a series), the
