@@ -393,7 +393,8 @@ class _Atomic:
             os.replace(self.tmp, self.path)
 
 
-def main(argv=None):
+def _parser():
+    """The command line (defaults of the heavy options: None, set in main)."""
     p = argparse.ArgumentParser(
         description="Generate a large corpus with planted near-duplicate families "
                     '(JSON Lines {"id": ..., "text": ...}).')
@@ -435,6 +436,11 @@ def main(argv=None):
     p.add_argument("--similarity", action="store_true",
                    help="also print a histogram of Jaccard(copy, original) (slower)")
     p.add_argument("--self-test", action="store_true", help="run the self-test and exit")
+    return p
+
+
+def main(argv=None):
+    p = _parser()
     args = p.parse_args(argv)
     if args.self_test:
         return self_test()
