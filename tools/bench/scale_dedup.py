@@ -232,10 +232,16 @@ def main(argv=None):
                    "after these marks (comma-separated record counts, multiples of --every)")
     p.add_argument("--perf-seconds", type=int, default=40)
     p.add_argument("--perf-prefix", help="perf data files PREFIX-N.data (default WORK/perf-dedup)")
+    p.add_argument("--commit", help="the commit the binary was built from (default: its repository's HEAD)")
+    p.add_argument("--with", dest="with_", metavar="RESULT",
+                   help="also table the runs of this earlier result (same corpus), e.g. add run apart")
     args = p.parse_args(argv)
-    lshdb = os.path.abspath(args.lshdb)
     work = args.work or tempfile.mkdtemp(prefix="scale-dedup-")
     os.makedirs(work, exist_ok=True)
+    # Run a copy: a `cargo build` during the run would otherwise change the
+    # binary between runs (and under perf).
+    lshdb = os.path.join(work, "lshdb-under-test")
+    shutil.copy2(os.path.abspath(args.lshdb), lshdb)
     t = str(args.threshold)
     plans = []
     base = ["dedup", "-", "--id-field", "id", "--threshold", t, "--json"]
@@ -248,7 +254,8 @@ def main(argv=None):
         plans.append(("add", ["add", f"{work}/add.lshdb", "--jsonl", "-", "--json"]))
     started = datetime.datetime.now(datetime.timezone.utc)
     result = {"corpus": os.path.abspath(args.corpus), "every": args.every, "threshold": args.threshold,
-              "lshdb": lshdb, "commit": git_commit(os.path.dirname(lshdb)),
+              "lshdb": os.path.abspath(args.lshdb),
+              "commit": args.commit or git_commit(os.path.dirname(os.path.abspath(args.lshdb))),
               "version": subprocess.run([lshdb, "--version"], capture_output=True, text=True).stdout.strip(),
               "started": started.isoformat(timespec="seconds"), "cpus": os.cpu_count(),
               "loadavg_start": os.getloadavg(), "runs": []}
@@ -272,6 +279,14 @@ def main(argv=None):
             with open(os.path.join(work, name.replace(" ", "") + ".log"), errors="replace") as f:
                 sys.stderr.write(f.read()[-2000:])
     result["loadavg_end"] = os.getloadavg()
+    if args.with_:
+        with open(args.with_) as f:
+            earlier = json.load(f)
+        for r in earlier["runs"]:
+            r = dict(r, name="%s (%s)" % (r["name"], os.path.basename(args.with_)) if any(
+                x["name"] == r["name"] for x in result["runs"]) else r["name"])
+            r["from"] = {k: earlier.get(k) for k in ("commit", "started", "loadavg_start", "loadavg_end")}
+            result["runs"].append(r)
     result["bars"] = bars(result["runs"], args.every)
     stem = os.path.splitext(os.path.basename(args.corpus))[0]
     path = args.result or os.path.join(HERE, "results", "scale-dedup-%s-%s.json" % (
@@ -281,6 +296,8 @@ def main(argv=None):
         f.write("\n")
     if not args.keep_outputs and not args.work:
         shutil.rmtree(work, ignore_errors=True)
+    else:
+        os.remove(lshdb)
     print(table(result))
     print("\nresult: %s (commit %s, load %.1f -> %.1f on %d cores)" % (
         os.path.relpath(path), result["commit"], result["loadavg_start"][0], result["loadavg_end"][0],
