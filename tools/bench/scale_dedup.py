@@ -167,9 +167,11 @@ def bars(runs, every):
     for r in runs:
         if r["name"] == "add":
             continue
-        if add:
-            worst = max((d["seconds"] / a["seconds"], d["upto"])
-                        for d, a in zip(r["per_every"], add["per_every"]) if a["seconds"] > 0)
+        pairs = [(d["seconds"] / a["seconds"], d["upto"]) for d, a in
+                 zip(r["per_every"], add["per_every"] if add and add["exit"] == 0 else [])
+                 if a["seconds"] > 0 and d["upto"] == a["upto"]]
+        if pairs:
+            worst = max(pairs)
             out.append(("%s time / add time, worst mark (at %d)" % (r["name"], worst[1]),
                         "%.2fx" % worst[0], worst[0] <= 1.5))
         rates = [p["rate"] for p in r["per_every"] if p["rate"] and p["upto"] % every == 0]
