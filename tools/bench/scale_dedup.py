@@ -261,6 +261,14 @@ def main(argv=None):
               "version": subprocess.run([lshdb, "--version"], capture_output=True, text=True).stdout.strip(),
               "started": started.isoformat(timespec="seconds"), "cpus": os.cpu_count(),
               "loadavg_start": os.getloadavg(), "runs": []}
+    stem = os.path.splitext(os.path.basename(args.corpus))[0]
+    path = args.result or os.path.join(HERE, "results", "scale-dedup-%s-%s.json" % (
+        stem, started.strftime("%Y%m%d-%H%M")))
+
+    def save():  # after every run, so that a failure later loses no measurement
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
     for name, cmd in plans:
         if name == "add":
             subprocess.run([lshdb, "create", f"{work}/add.lshdb", "--threshold", t], check=True,
@@ -275,6 +283,7 @@ def main(argv=None):
         db = {"add": f"{work}/add.lshdb", "dedup --db": f"{work}/dedup.lshdb"}.get(name)
         r["db_bytes"] = os.path.getsize(db) if db and os.path.exists(db) else None
         result["runs"].append(r)
+        save()
         print("scale_dedup: %s: exit %d, %.1f s, %s rec/s" % (name, r["exit"], r["wall"], r["rate"]),
               file=sys.stderr, flush=True)
         if r["exit"] != 0:
@@ -290,12 +299,7 @@ def main(argv=None):
             r["from"] = {k: earlier.get(k) for k in ("commit", "started", "loadavg_start", "loadavg_end")}
             result["runs"].append(r)
     result["bars"] = bars(result["runs"], args.every)
-    stem = os.path.splitext(os.path.basename(args.corpus))[0]
-    path = args.result or os.path.join(HERE, "results", "scale-dedup-%s-%s.json" % (
-        stem, started.strftime("%Y%m%d-%H%M")))
-    with open(path, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
+    save()
     if not args.keep_outputs and not args.work:
         shutil.rmtree(work, ignore_errors=True)
     else:
