@@ -167,7 +167,7 @@ pub fn settings_json(s: &Settings) -> Value {
 pub fn settings_text(s: &Settings) -> String {
     let r = s.report();
     format!(
-        "{}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}",
+        "{}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}{}",
         r.shingle,
         r.num_perm,
         r.scheme,
@@ -178,6 +178,7 @@ pub fn settings_text(s: &Settings) -> String {
             .map_or("off".to_owned(), |d| format!("≤ {d} bits")),
         if r.store_text { "stored" } else { "not stored" },
         containment_words(s),
+        if r.timestamps { ", timestamps" } else { "" },
     )
 }
 
