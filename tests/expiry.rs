@@ -2,7 +2,8 @@
 //! before its time, across several commits, and queries no longer find
 //! them while the rest stay; every write keeps the time index in step
 //! (insert, replace, remove, batches, bulk loads, dedup on write), `check`
-//! verifies it, and files without it say how to add it.
+//! verifies it, and files without it say how to add it. The Rust block
+//! of `docs/expiry.md` is [`docs_example`], line for line, and runs.
 
 mod common;
 
@@ -233,4 +234,47 @@ fn now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs()
+}
+
+/// `docs/expiry.md`'s Rust block, between the BEGIN and END lines (not
+/// formatted: it is the document's text).
+#[rustfmt::skip]
+fn docs_example() -> Result<(), Box<dyn std::error::Error>> {
+    // BEGIN DOCS
+    let dir = tempfile::tempdir()?;
+    let db = Database::create(dir.path().join("news.lshdb"), Config::jaccard(0.8).timestamps(true))?;
+    db.insert_at("storm", "Storm closes the coast road for a week", 1_736_035_200)?; // 2025-01-05
+    db.insert("bridge", "Council approves the new bridge over the river")?; // stamped now
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+    let report = db.expire(now - 30 * 86_400)?; // older than 30 days
+    assert_eq!((report.removed, report.commits), (1, 1));
+    assert!(!db.contains("storm")? && db.contains("bridge")?);
+    // END DOCS
+    Ok(())
+}
+
+/// The lines of `text` from the line after `start` up to the line `end`.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> Vec<&'a str> {
+    let mut lines = text.lines().skip_while(|l| l.trim() != start);
+    lines.next().unwrap_or_else(|| panic!("no line `{start}`"));
+    lines.take_while(|l| l.trim() != end).collect()
+}
+
+#[test]
+fn the_docs_block_is_this_example_and_runs() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/expiry.md"))
+        .expect("docs/expiry.md");
+    let block = between(&docs, "```rust", "```");
+    let ours: Vec<&str> = between(include_str!("expiry.rs"), "// BEGIN DOCS", "// END DOCS")
+        .iter()
+        .map(|l| l.strip_prefix("    ").unwrap_or(l))
+        .collect();
+    assert_eq!(block[0], "use lshdb::{Config, Database};");
+    assert_eq!(block[1], "");
+    assert_eq!(
+        &block[2..],
+        &ours[..],
+        "docs/expiry.md's rust block differs"
+    );
+    docs_example().unwrap();
 }

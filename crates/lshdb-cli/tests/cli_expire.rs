@@ -140,3 +140,72 @@ fn dedup_window_forgets_what_fell_out_of_it() {
     cli.run(&["dedup", "day1.jsonl", "--window", "30d"])
         .expect(2);
 }
+
+/// `lshdb expire` killed (SIGKILL) between or inside its commits leaves a
+/// clean file holding whole commits' worth of removals, oldest first; a
+/// second run removes the rest.
+#[test]
+fn a_killed_expire_leaves_whole_commits() {
+    use std::time::{Duration, Instant};
+    const N: u64 = 10_000;
+    const BATCH: u64 = 100;
+    let cli = Cli::new();
+    cli.run(&["create", "k.lshdb", "--timestamps"]).ok();
+    let docs: String = (0..N)
+        .map(|i| {
+            let text = format!(
+                "document {i} on topic {} in its own words {}",
+                i % 97,
+                i * 7919
+            );
+            format!(
+                "{}\n",
+                serde_json::json!({"id": format!("doc-{i:05}"), "text": text})
+            )
+        })
+        .collect();
+    cli.write("docs.jsonl", docs);
+    cli.run(&["add", "k.lshdb", "--jsonl", "docs.jsonl"]).ok();
+    let stored = || {
+        let stats = cli.run(&["stats", "k.lshdb", "--json"]).ok().json();
+        stats["documents"].as_u64().expect("a document count")
+    };
+    let batch = BATCH.to_string();
+    let args = [
+        "expire",
+        "k.lshdb",
+        "--older-than",
+        "4102444800",
+        "--batch",
+        &batch,
+    ];
+    let mut child = cli.command(&args).spawn().expect("spawn lshdb");
+    let start = Instant::now();
+    while stored() == N {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "nothing committed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("wait");
+    let left = stored();
+    assert!(left < N, "{status:?}");
+    assert_eq!((N - left) % BATCH, 0, "{left} left: a part of a commit");
+    cli.run(&["check", "k.lshdb"]).ok();
+    // The oldest went first: ids were stamped in one second, so in id
+    // (here key) order.
+    if left > 0 {
+        let first = format!("doc-{:05}", N - left);
+        cli.run(&["get", "k.lshdb", &first]).ok();
+    }
+    let gone = format!("doc-{:05}", N - left - 1);
+    cli.run(&["get", "k.lshdb", &gone]).expect(1);
+    let v = cli
+        .run(&["expire", "k.lshdb", "--older-than", "4102444800", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["removed"].as_u64(), Some(left));
+    cli.run(&["check", "k.lshdb"]).ok();
+}
