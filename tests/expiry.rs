@@ -145,6 +145,17 @@ fn batches_bulk_loads_and_dedup_on_write_stamp_documents() {
         .insert_unique_bulk(vec![unique], 0.6, &BulkOptions::default(), |_| true)
         .unwrap();
     assert_eq!(report.inserted, 1);
+    let mut batch = db.batch().unwrap();
+    let many = [(
+        "m0",
+        Timestamped::new("one more new text here", T0 + 4 * DAY),
+    )];
+    assert!(matches!(
+        batch.insert_unique_many(&many, 0.6).unwrap()[0],
+        Ok(Unique::Inserted)
+    ));
+    batch.commit().unwrap();
+    assert_eq!(db.timestamp("m0").unwrap(), Some(T0 + 4 * DAY));
     assert!(matches!(
         db.insert_unique("u2", corpus[2][1].as_str(), 0.6).unwrap(),
         Unique::Duplicate(_)
@@ -156,9 +167,9 @@ fn batches_bulk_loads_and_dedup_on_write_stamp_documents() {
     assert!(db.timestamp("b1").unwrap().unwrap() >= now() - 60);
     assert!(db.timestamp("k2").unwrap().unwrap() >= now() - 60);
     assert_clean(&db);
-    assert_eq!(db.len().unwrap(), 6);
+    assert_eq!(db.len().unwrap(), 7);
     assert_eq!(db.expire(T0 + 2 * DAY).unwrap().removed, 2); // b0, k0
-    assert_eq!(db.len().unwrap(), 4);
+    assert_eq!(db.len().unwrap(), 5);
     assert_clean(&db);
 }
 

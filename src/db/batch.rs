@@ -116,7 +116,10 @@ impl<'db> Batch<'db> {
         let pipeline = self.db.pipeline();
         let prepared: Vec<Result<Prepared>> = docs
             .par_iter()
-            .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
+            .map(|(key, doc)| {
+                let prepared = pipeline.prepare(key.as_ref(), doc.as_document());
+                prepared.map(|p| super::expire::stamped(p, doc.timestamp()))
+            })
             .collect();
         self.apply(|w| w.insert_unique_many(prepared, threshold))
     }

@@ -171,14 +171,17 @@ impl Database {
     fn expire_once(&self, older_than: u64, batch: usize) -> Result<u64> {
         crate::guard::guard(|| {
             let txn = self.begin_write()?;
-            let keys = expired_keys(&txn, older_than, batch)?;
+            let mut keys = expired_keys(&txn, older_than, batch)?;
+            // Removed in id order: the records' B-trees are walked, not
+            // sought (one commit, so the order is not seen).
+            keys.sort_unstable();
             if keys.is_empty() {
                 txn.abort()?;
                 return Ok(0);
             }
             {
                 let mut writer = Writer::open(&txn, &self.pipeline)?;
-                for key in &keys {
+                for (_, key) in &keys {
                     if !writer.remove(key)? {
                         return Err(Error::corrupted(format!(
                             "the time index holds document `{key}`, which its key does not find"
@@ -250,10 +253,14 @@ pub(super) fn stamped(mut doc: Prepared, at: Option<u64>) -> Prepared {
     doc
 }
 
-/// The keys of up to `limit` documents stamped before `older_than`,
-/// oldest first, read in the write transaction `txn` (whose tables are
-/// closed again on return, for the writer).
-fn expired_keys(txn: &WriteTransaction, older_than: u64, limit: usize) -> Result<Vec<String>> {
+/// The ids and keys of up to `limit` documents stamped before
+/// `older_than`, oldest first, read in the write transaction `txn` (whose
+/// tables are closed again on return, for the writer).
+fn expired_keys(
+    txn: &WriteTransaction,
+    older_than: u64,
+    limit: usize,
+) -> Result<Vec<(u64, String)>> {
     let times = txn.open_table(TIMES)?;
     let docs = txn.open_table(DOCS)?;
     let mut keys = Vec::new();
@@ -265,7 +272,7 @@ fn expired_keys(txn: &WriteTransaction, older_than: u64, limit: usize) -> Result
             )));
         };
         let doc = codec::decode_doc(bytes.value()).map_err(|e| context(e, "document", id))?;
-        keys.push(doc.key);
+        keys.push((id, doc.key));
     }
     Ok(keys)
 }

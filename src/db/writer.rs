@@ -74,6 +74,15 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
     }
 
+    /// Stamps many new documents, `(id, given stamp)`, in the time index
+    /// when the file keeps one.
+    fn stamp_many(&mut self, stamps: Vec<(u64, Option<u64>)>) -> Result<()> {
+        match &mut self.times {
+            Some(times) => times.put_many(stamps),
+            None => Ok(()),
+        }
+    }
+
     /// A fresh document id.
     fn new_id(&mut self) -> u64 {
         self.take_ids(1)
@@ -102,6 +111,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
+        let mut stamps = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
             let doc = docs[i];
@@ -112,7 +122,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             let id = self.new_id();
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
-            self.stamp(id, doc)?;
+            stamps.push((id, doc.timestamp));
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
             append_postings(doc, id, &mut postings, &mut blocks);
         }
@@ -122,6 +132,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;
         }
+        self.stamp_many(stamps)?;
         Ok(replaced)
     }
 
@@ -144,9 +155,9 @@ impl<'t, 'p> Writer<'t, 'p> {
         for &(doc, id) in docs {
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
-            self.stamp(id, doc)?;
             append_postings(doc, id, run, &mut blocks);
         }
+        self.stamp_many(docs.iter().map(|&(doc, id)| (id, doc.timestamp)).collect())?;
         blocks.sort_unstable();
         self.tables.put_postings(&[], &blocks)?;
         if let Some(containment) = &mut self.containment {
