@@ -88,6 +88,7 @@ class Database:
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: str = "immediate",
+        timestamps: bool = False,
     ) -> Database: ...
     @staticmethod
     def open(

@@ -119,12 +119,14 @@ class Opening(Handle, Closes):
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
+        timestamps: bool = False,
     ) -> _D:
         """A new database held in memory, with :meth:`create`'s options:
         no file is written, and everything is gone when it is closed. For
         tests and short jobs. Its :attr:`path` is ``":memory:"``."""
         _c.config("memory", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("memory", "containment", containment)
+        _c.flag("memory", "timestamps", timestamps)
         _c.count("memory", "cache_bytes", cache_bytes, True)
         _c.count("memory", "record_cache_bytes", record_cache_bytes, True)
         _c.string("memory", "durability", durability)
@@ -141,6 +143,7 @@ class Opening(Handle, Closes):
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
+                timestamps=timestamps,
             )
         )
 

@@ -74,6 +74,15 @@ def test_a_file_without_the_index_says_how_to_add_it(path: Path) -> None:
     db.close()
 
 
+def test_a_database_in_memory_keeps_timestamps_too() -> None:
+    db = lshdb.Database.memory(timestamps=True)
+    db.insert("a", "an old document of the memory", timestamp=T0)
+    db.insert("b", "a new document of the memory")
+    assert db.expire(T0 + 1) == {"removed": 1, "commits": 1}
+    assert list(db.keys()) == ["b"]
+    db.close()
+
+
 def test_bad_times_are_refused(path: Path) -> None:
     db = lshdb.Database.create(path, timestamps=True)
     with pytest.raises(lshdb.InvalidType, match="older_than"):
