@@ -41,6 +41,9 @@ pub struct Config {
     /// Whether the containment index (LSH Ensemble, for
     /// [`crate::ContainmentQuery`]) is kept.
     pub containment: bool,
+    /// Whether the time index (each document's timestamp, for
+    /// [`crate::Database::expire`]) is kept.
+    pub timestamps: bool,
 }
 
 impl Config {
@@ -56,6 +59,7 @@ impl Config {
             simhash_max_distance: None,
             store_text: false,
             containment: false,
+            timestamps: false,
         }
     }
 
@@ -100,6 +104,14 @@ impl Config {
         self
     }
 
+    /// Keeps (or not) the time index: each document's timestamp (given
+    /// with [`crate::Database::insert_at`], or the time it was written),
+    /// for [`crate::Database::expire`]. Two small entries per document.
+    pub fn timestamps(mut self, on: bool) -> Self {
+        self.timestamps = on;
+        self
+    }
+
     /// Validates the configuration and resolves it into stored [`Settings`].
     ///
     /// # Errors
@@ -138,6 +150,7 @@ impl Config {
             } else {
                 None
             },
+            timestamps: self.timestamps,
         })
     }
 }
@@ -181,6 +194,10 @@ pub struct Settings {
     /// (`store::settings_record`, `docs/format.md`).
     #[serde(skip)]
     pub containment: Option<Ensemble>,
+    /// Whether the time index is kept (`store::times`). The settings record
+    /// appends it only when on, as the containment index.
+    #[serde(skip)]
+    pub timestamps: bool,
 }
 
 impl Settings {
@@ -200,7 +217,7 @@ impl Settings {
         &self,
         other: &Settings,
     ) -> Option<(&'static str, String, String)> {
-        let fields: [(&'static str, String, String); 8] = [
+        let fields: [(&'static str, String, String); 9] = [
             (
                 "shingle",
                 format!("{:?}", self.shingle),
@@ -232,6 +249,11 @@ impl Settings {
                 "containment",
                 format!("{:?}", self.containment),
                 format!("{:?}", other.containment),
+            ),
+            (
+                "timestamps",
+                self.timestamps.to_string(),
+                other.timestamps.to_string(),
             ),
         ];
         fields.into_iter().find(|(_, a, b)| a != b)

@@ -55,9 +55,9 @@ mod testing;
 pub use config::{Config, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
     AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, ContainmentQuery, Database,
-    DeepStats, DocumentBuf, Durability, ExportedDocument, Query, SkippedDocument, Stats,
-    StoredDocument, Unique, UniqueReport, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
-    DEFAULT_MAX_HELD_BYTES, MAX_LABEL_BYTES,
+    DeepStats, DocumentBuf, Durability, ExpireReport, ExportedDocument, Query, SkippedDocument,
+    Stats, StoredDocument, Timestamped, Unique, UniqueReport, DEFAULT_BATCH,
+    DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_HELD_BYTES, EXPIRE_BATCH, MAX_LABEL_BYTES,
 };
 pub use error::{Error, Result};
 pub use pipeline::MAX_KEY_BYTES;

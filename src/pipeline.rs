@@ -41,6 +41,9 @@ pub struct Prepared {
     keep_signature: bool,
     /// The size of the shingle set.
     set_len: u32,
+    /// The document's timestamp for the time index (seconds since the
+    /// Unix epoch); `None` stamps it with the time it is written.
+    pub timestamp: Option<u64>,
 }
 
 /// The encoded `Tag::Doc`, `Tag::Set` and `Tag::Signature` records.
@@ -99,6 +102,7 @@ pub struct Pipeline {
     sketcher: Sketcher,
     store_text: bool,
     containment: Option<crate::sketch::ensemble::Ensemble>,
+    timestamps: bool,
 }
 
 impl Pipeline {
@@ -114,6 +118,7 @@ impl Pipeline {
             sketcher: Sketcher::new(settings)?,
             store_text: settings.store_text,
             containment: settings.containment,
+            timestamps: settings.timestamps,
         })
     }
 
@@ -130,6 +135,11 @@ impl Pipeline {
     /// The containment index's shape, when that index is on.
     pub fn containment(&self) -> Option<crate::sketch::ensemble::Ensemble> {
         self.containment
+    }
+
+    /// Whether the time index is on.
+    pub fn timestamps(&self) -> bool {
+        self.timestamps
     }
 
     /// The signature length.
@@ -196,6 +206,7 @@ impl Pipeline {
             simhash,
             blocks,
             records,
+            timestamp: None,
         })
     }
 

@@ -35,6 +35,8 @@ pub struct SettingsReport {
     pub store_text: bool,
     /// The containment index's shape, `None` without the index.
     pub containment: Option<ContainmentSettings>,
+    /// Whether the time index (each document's timestamp) is kept.
+    pub timestamps: bool,
 }
 
 /// The containment index's shape (LSH Ensemble).
@@ -72,6 +74,7 @@ impl Settings {
                 depth: e.depth(),
                 classes_per_octave: e.classes_per_octave(),
             }),
+            timestamps: self.timestamps,
         }
     }
 }

@@ -99,3 +99,26 @@ fn damaged_settings_records_are_refused() {
         assert!(matches!(err, Error::Corrupted { .. }), "case {i}: {err:?}");
     }
 }
+
+#[test]
+fn the_time_index_is_a_feature_bit_older_builds_refuse() {
+    let mut plain = Config::jaccard(0.5).timestamps(true).resolve().unwrap();
+    let bytes = encode_settings(&plain).unwrap();
+    // Golden record 0 with a 0 in the containment index's place (none) and
+    // feature bit 0: a build without the feature reads 0 trees and refuses.
+    assert_eq!(bytes, edited(0, |p| p.extend([0, 1])));
+    assert_eq!(decode_settings(&bytes).unwrap(), plain);
+    let mut both = Config::jaccard(0.9).containment(true).bands(16, 8);
+    both.shingle.kind = ShingleKind::Words(2);
+    let both = both.timestamps(true).resolve().unwrap();
+    let bytes = encode_settings(&both).unwrap();
+    assert_eq!(bytes, edited(2, |p| p.push(1)));
+    assert_eq!(decode_settings(&bytes).unwrap(), both);
+    // Unknown feature bits (a newer build's) are refused.
+    for payload in [edited(0, |p| p.extend([0, 2])), edited(2, |p| p.push(3))] {
+        let err = decode_settings(&payload).unwrap_err();
+        assert!(err.to_string().contains("unknown features"), "{err}");
+    }
+    plain.timestamps = false;
+    assert_eq!(encode_settings(&plain).unwrap(), GOLDEN[0]);
+}

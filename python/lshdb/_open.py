@@ -58,6 +58,7 @@ class Opening(Handle, Closes):
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
+        timestamps: bool = False,
     ) -> _D:
         """Creates a new database file.
 
@@ -68,8 +69,10 @@ class Opening(Handle, Closes):
         ``simhash=D`` adds a SimHash index for searches up to D bits (≤ 7);
         ``store_text`` keeps each document's text for :meth:`get`;
         ``containment=True`` keeps the containment index that makes
-        ``query(containment=t)`` fast. ``durability="none"`` trades
-        durability for speed: see :meth:`flush`.
+        ``query(containment=t)`` fast; ``timestamps=True`` keeps the time
+        index (each document's timestamp, for :meth:`expire`).
+        ``durability="none"`` trades durability for speed: see
+        :meth:`flush`.
 
         Raises :class:`FileExists` when ``path`` exists,
         :class:`InvalidInput` for an invalid configuration and
@@ -78,6 +81,7 @@ class Opening(Handle, Closes):
         """
         _c.config("create", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("create", "containment", containment)
+        _c.flag("create", "timestamps", timestamps)
         _c.path("create", "path", path)
         _c.count("create", "cache_bytes", cache_bytes, True)
         _c.count("create", "record_cache_bytes", record_cache_bytes, True)
@@ -96,6 +100,7 @@ class Opening(Handle, Closes):
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
+                timestamps=timestamps,
             )
         )
 
@@ -114,12 +119,14 @@ class Opening(Handle, Closes):
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
+        timestamps: bool = False,
     ) -> _D:
         """A new database held in memory, with :meth:`create`'s options:
         no file is written, and everything is gone when it is closed. For
         tests and short jobs. Its :attr:`path` is ``":memory:"``."""
         _c.config("memory", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("memory", "containment", containment)
+        _c.flag("memory", "timestamps", timestamps)
         _c.count("memory", "cache_bytes", cache_bytes, True)
         _c.count("memory", "record_cache_bytes", record_cache_bytes, True)
         _c.string("memory", "durability", durability)
@@ -136,6 +143,7 @@ class Opening(Handle, Closes):
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
+                timestamps=timestamps,
             )
         )
 

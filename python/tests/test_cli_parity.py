@@ -37,6 +37,7 @@ COMMANDS: Dict[str, List[str]] = {
     "groups": ["Database.groups"],
     "get": ["Database.get"],
     "remove": ["Database.remove"],
+    "expire": ["Database.expire"],
     "stats": ["Database.stats"],
     "check": ["Database.check"],
     "compact": ["Database.compact"],
@@ -65,6 +66,7 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--keep": CLI + "Python keeps the first of each cluster in input order, as insert_unique_many decides",
         "--text-field": RECORDS,
         "--id-field": RECORDS,
+        "--window": "Database.expire(older_than=)",
         "--json": JSON,
     },
     "create": {
@@ -76,6 +78,7 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--simhash": "Database.create(simhash=)",
         "--store-text": "Database.create(store_text=)",
         "--containment": "Database.create(containment=)",
+        "--timestamps": "Database.create(timestamps=)",
         "--json": JSON,
     },
     "add": {
@@ -113,6 +116,11 @@ FLAGS: Dict[str, Dict[str, str]] = {
     "groups": {"--threshold": "Database.groups(threshold=)", "--json": JSON},
     "get": {"--json": JSON},
     "remove": {"--json": JSON},
+    "expire": {
+        "--older-than": "Database.expire(older_than=)",
+        "--batch": "Database.expire(batch=)",
+        "--json": JSON,
+    },
     "stats": {"--deep": "Database.stats(deep=)", "--json": JSON},
     "check": {"--json": JSON},
     "compact": {"--json": JSON},
@@ -122,6 +130,8 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--rows": "Database.rebuild(rows=)",
         "--containment": "Database.rebuild(containment=)",
         "--no-containment": "Database.rebuild(containment=)",
+        "--timestamps": "Database.rebuild(timestamps=)",
+        "--no-timestamps": "Database.rebuild(timestamps=)",
         "--json": JSON,
     },
     "export": {

@@ -13,6 +13,12 @@ use rayon::prelude::*;
 pub trait AsDocument {
     /// The document to index.
     fn as_document(&self) -> Document<'_>;
+
+    /// Its timestamp for the time index, seconds since the Unix epoch
+    /// (`None`, the default: the time it is written; see [`crate::Timestamped`]).
+    fn timestamp(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl AsDocument for String {
@@ -256,6 +262,7 @@ impl Database {
                 let key = key.as_ref();
                 let prepared = pipeline.prepare(key, doc.as_document()).map(|mut p| {
                     p.trim();
+                    p.timestamp = doc.timestamp();
                     p
                 });
                 (key.to_owned(), prepared)

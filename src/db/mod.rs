@@ -15,6 +15,7 @@ mod batch;
 mod bulk;
 mod containment;
 mod durability;
+mod expire;
 mod header;
 mod held;
 mod keys;
@@ -39,6 +40,7 @@ pub use bulk::{
 };
 pub use containment::ContainmentQuery;
 pub use durability::Durability;
+pub use expire::{ExpireReport, Timestamped, EXPIRE_BATCH};
 pub use labels::MAX_LABEL_BYTES;
 pub use maintain::CheckReport;
 pub use open::Builder;

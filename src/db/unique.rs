@@ -206,7 +206,10 @@ impl Database {
         let pipeline = self.pipeline();
         let docs = chunk
             .into_par_iter()
-            .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
+            .map(|(key, doc)| {
+                let prepared = pipeline.prepare(key.as_ref(), doc.as_document());
+                prepared.map(|p| super::expire::stamped(p, doc.timestamp()))
+            })
             .collect();
         self.look_up_prepared(docs, &snapshot, plan)
     }

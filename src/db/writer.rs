@@ -10,6 +10,7 @@ use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
 use crate::store::tables::{key_posting, Index, WriteTables};
+use crate::store::times::TimeWriter;
 use crate::Result;
 use redb::{Table, WriteTransaction};
 
@@ -22,6 +23,8 @@ pub(crate) struct Writer<'t, 'p> {
     pipeline: &'p Pipeline,
     /// The containment index, when the settings keep one.
     containment: Option<ContainmentWriter<'t>>,
+    /// The time index, when the settings keep one.
+    times: Option<TimeWriter<'t>>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -36,6 +39,10 @@ impl<'t, 'p> Writer<'t, 'p> {
             containment: match pipeline.containment() {
                 Some(ensemble) => Some(ContainmentWriter::open(txn, ensemble)?),
                 None => None,
+            },
+            times: match pipeline.timestamps() {
+                true => Some(TimeWriter::open(txn)?),
+                false => None,
             },
         })
     }
@@ -55,7 +62,25 @@ impl<'t, 'p> Writer<'t, 'p> {
         if let Some(containment) = &mut self.containment {
             containment.put(id, doc.set_len(), &doc.signature)?;
         }
+        self.stamp(id, doc)?;
         Ok(replaced)
+    }
+
+    /// Stamps document `id` in the time index, when the file keeps one.
+    fn stamp(&mut self, id: u64, doc: &Prepared) -> Result<()> {
+        match &mut self.times {
+            Some(times) => times.put(id, doc.timestamp),
+            None => Ok(()),
+        }
+    }
+
+    /// Stamps many new documents, `(id, given stamp)`, in the time index
+    /// when the file keeps one.
+    fn stamp_many(&mut self, stamps: Vec<(u64, Option<u64>)>) -> Result<()> {
+        match &mut self.times {
+            Some(times) => times.put_many(stamps),
+            None => Ok(()),
+        }
     }
 
     /// A fresh document id.
@@ -86,6 +111,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
+        let mut stamps = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
             let doc = docs[i];
@@ -96,6 +122,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             let id = self.new_id();
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
+            stamps.push((id, doc.timestamp));
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
             append_postings(doc, id, &mut postings, &mut blocks);
         }
@@ -105,6 +132,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;
         }
+        self.stamp_many(stamps)?;
         Ok(replaced)
     }
 
@@ -129,6 +157,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             self.tables.put_records(id, &encoded)?;
             append_postings(doc, id, run, &mut blocks);
         }
+        self.stamp_many(docs.iter().map(|&(doc, id)| (id, doc.timestamp)).collect())?;
         blocks.sort_unstable();
         self.tables.put_postings(&[], &blocks)?;
         if let Some(containment) = &mut self.containment {
@@ -174,6 +203,9 @@ impl<'t, 'p> Writer<'t, 'p> {
             if let Some(containment) = &mut self.containment {
                 containment.remove(id, record.set_len, &record.values)?;
             }
+        }
+        if let Some(times) = &mut self.times {
+            times.remove(id)?;
         }
         self.tables.delete(id, key, &band_keys, &blocks)
     }

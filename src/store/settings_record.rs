@@ -10,7 +10,10 @@
 //! (f64 little-endian), bands and rows (varints), SimHash blocks (option
 //! byte, then a varint), store text (byte 0 or 1); then, only when the
 //! containment index is on, its trees, depth and classes per octave
-//! (varints). Varints are unsigned LEB128; option and bool bytes are 0 or 1.
+//! (varints); then, only when an index added later is on, a varint of
+//! feature bits (bit 0: the time index, `store::times`), with the
+//! containment index's place holding a single 0 when it is off. Varints are
+//! unsigned LEB128; option and bool bytes are 0 or 1.
 //! These are the bytes the postcard encoding of the settings struct wrote,
 //! so every existing file reads unchanged (`tests/settings_record.rs`).
 
@@ -71,12 +74,34 @@ pub fn encode(settings: &Settings) -> Vec<u8> {
         }
     }
     out.push(u8::from(settings.store_text));
-    if let Some(ensemble) = &settings.containment {
-        varint(&mut out, ensemble.trees() as u64);
-        varint(&mut out, ensemble.depth() as u64);
-        varint(&mut out, u64::from(ensemble.classes_per_octave()));
+    let features = feature_bits(settings);
+    match &settings.containment {
+        Some(ensemble) => {
+            varint(&mut out, ensemble.trees() as u64);
+            varint(&mut out, ensemble.depth() as u64);
+            varint(&mut out, u64::from(ensemble.classes_per_octave()));
+        }
+        // No containment index, but features follow: 0 trees says so (a
+        // build that knows no features refuses the file: no index has 0 trees).
+        None if features != 0 => varint(&mut out, 0),
+        None => {}
+    }
+    if features != 0 {
+        varint(&mut out, features);
     }
     out
+}
+
+/// Feature bit of the time index.
+const TIME_INDEX: u64 = 1;
+
+/// The feature bits of `settings` (0 when none is on).
+fn feature_bits(settings: &Settings) -> u64 {
+    if settings.timestamps {
+        TIME_INDEX
+    } else {
+        0
+    }
 }
 
 /// Decodes the payload of a settings record (layout 1).
@@ -101,14 +126,33 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
     let (bands, rows) = (r.usize()?, r.usize()?);
     let simhash_blocks = if r.flag()? { Some(r.u32()?) } else { None };
     let store_text = r.flag()?;
-    let containment = if r.0.is_empty() {
-        None
-    } else {
-        let (trees, depth, classes) = (r.u32()?, r.u32()?, r.u32()?);
-        let ensemble = Ensemble::new(trees, depth, classes, minhash.num_perm)
-            .map_err(|e| bad(format!("containment index: {e}")))?;
-        Some(ensemble)
+    let containment_place = !r.0.is_empty();
+    let containment = match if containment_place { r.u32()? } else { 0 } {
+        0 => None,
+        trees => {
+            let (depth, classes) = (r.u32()?, r.u32()?);
+            let ensemble = Ensemble::new(trees, depth, classes, minhash.num_perm)
+                .map_err(|e| bad(format!("containment index: {e}")))?;
+            Some(ensemble)
+        }
     };
+    let features = if r.0.is_empty() {
+        0
+    } else {
+        // Written only when some feature is on.
+        match r.varint(10)? {
+            0 => return Err(bad("trailing bytes")),
+            bits => bits,
+        }
+    };
+    if containment_place && containment.is_none() && features == 0 {
+        return Err(bad("a containment shape cut short"));
+    }
+    if features & !TIME_INDEX != 0 {
+        return Err(bad(format!(
+            "unknown features {features:#x} (written by a newer lshdb?)"
+        )));
+    }
     if !r.0.is_empty() {
         return Err(bad("trailing bytes"));
     }
@@ -121,6 +165,7 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
         simhash_blocks,
         store_text,
         containment,
+        timestamps: features & TIME_INDEX != 0,
     })
 }
 

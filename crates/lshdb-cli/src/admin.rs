@@ -45,6 +45,10 @@ pub struct CreateArgs {
     /// posting per prefix tree (32) per document.
     #[arg(long)]
     containment: bool,
+    /// Keep the time index: each document's timestamp (the time it is
+    /// added), for `expire` and `dedup --window`.
+    #[arg(long)]
+    timestamps: bool,
     /// One JSON object with the settings, as `stats --json` gives them.
     #[arg(long)]
     json: bool,
@@ -55,7 +59,8 @@ pub fn create(args: &CreateArgs, ctx: &Context) -> CmdResult {
         .num_perm(args.num_perm)
         .shingle(args.shingle)
         .store_text(args.store_text)
-        .containment(args.containment);
+        .containment(args.containment)
+        .timestamps(args.timestamps);
     if let (Some(b), Some(r)) = (args.bands, args.rows) {
         config = config.bands(b, r);
     }
@@ -292,10 +297,11 @@ pub fn compact(args: &CompactArgs, ctx: &Context) -> CmdResult {
 #[command(
     after_help = "Examples:\n  lshdb rebuild pages.lshdb --threshold 0.6\n  \
                   lshdb rebuild pages.lshdb --containment      # build the containment index\n  \
-                  lshdb rebuild pages.lshdb --no-containment   # drop it"
+                  lshdb rebuild pages.lshdb --no-containment   # drop it\n  \
+                  lshdb rebuild pages.lshdb --timestamps       # build the time index, for `expire`"
 )]
 #[command(group = clap::ArgGroup::new("what").required(true).multiple(true)
-    .args(["threshold", "containment", "no_containment"]))]
+    .args(["threshold", "containment", "no_containment", "timestamps", "no_timestamps"]))]
 pub struct RebuildArgs {
     /// The database file.
     file: PathBuf,
@@ -309,6 +315,14 @@ pub struct RebuildArgs {
     /// Drop the containment index (containment queries then scan).
     #[arg(long)]
     no_containment: bool,
+    /// Build the time index, for `expire` and `dedup --window`: the
+    /// documents stored so far are stamped with the time of the rebuild
+    /// (a file that has it keeps its stamps).
+    #[arg(long, conflicts_with = "no_timestamps")]
+    timestamps: bool,
+    /// Drop the time index (every timestamp is lost).
+    #[arg(long)]
+    no_timestamps: bool,
     /// Number of bands (with --threshold and --rows; otherwise tuned).
     #[arg(long, requires_all = ["rows", "threshold"])]
     bands: Option<usize>,
@@ -316,7 +330,7 @@ pub struct RebuildArgs {
     #[arg(long, requires = "bands")]
     rows: Option<usize>,
     /// One JSON object: {"threshold": T, "bands": B, "rows": R,
-    /// "containment": bool}.
+    /// "containment": bool, "timestamps": bool}.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -336,6 +350,11 @@ pub fn rebuild(args: &RebuildArgs, ctx: &Context) -> CmdResult {
         bar.finish_and_clear();
     } else if args.no_containment {
         db.drop_containment_index()?;
+    }
+    if args.timestamps {
+        db.build_time_index(crate::support::when::now())?;
+    } else if args.no_timestamps {
+        db.drop_time_index()?;
     }
     let s = db.settings();
     if args.json {

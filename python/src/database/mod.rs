@@ -15,6 +15,7 @@
 
 mod admin;
 mod containment;
+mod expire;
 mod gate;
 mod modes;
 mod read;
@@ -55,7 +56,7 @@ type Hits = Vec<(String, f64)>;
 #[pymethods]
 impl Database {
     #[staticmethod]
-    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate"))]
+    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -71,6 +72,7 @@ impl Database {
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         durability: &str,
+        timestamps: bool,
     ) -> PyResult<Self> {
         let args = ConfigArgs {
             threshold,
@@ -83,7 +85,7 @@ impl Database {
         };
         let db =
             run(py, || {
-                let config = modes::config(&args, containment)?;
+                let config = modes::config(&args, containment)?.timestamps(timestamps);
                 let durability = modes::parse_durability(durability)?;
                 Ok(modes::builder(cache_bytes, record_cache_bytes, durability)
                     .create(&path, config)?)

@@ -45,7 +45,7 @@ pub(super) fn config(args: &ConfigArgs<'_>, containment: bool) -> Result<Config,
 impl Database {
     /// A new database held in memory (redb's in-memory backend).
     #[staticmethod]
-    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate"))]
+    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn memory(
         py: Python<'_>,
@@ -60,6 +60,7 @@ impl Database {
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         durability: &str,
+        timestamps: bool,
     ) -> PyResult<Self> {
         let args = ConfigArgs {
             threshold,
@@ -71,7 +72,7 @@ impl Database {
             store_text,
         };
         let db = run(py, || {
-            let config = config(&args, containment)?;
+            let config = config(&args, containment)?.timestamps(timestamps);
             let builder = builder(
                 cache_bytes,
                 record_cache_bytes,
