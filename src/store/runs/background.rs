@@ -1,0 +1,265 @@
+//! The background merge: a merge the policy calls for, made by the
+//! database's merger thread in short write transactions of its own, so
+//! that no write pays for it.
+//!
+//! **Steps.** [`begin`] records the merge in [`RUN_MERGES`] (input run →
+//! the run being built) in one short transaction: writes leave those inputs
+//! alone, and no new run takes the output's id. [`Job::step`] reads the
+//! next slices of the inputs from a read snapshot (inputs never change:
+//! only the merger removes them) and writes them as blocks and filter rows
+//! of the output, about [`TXN_POSTINGS`] postings per transaction. The
+//! output is not in [`RUNS`], so readers and look-ups never see it.
+//! [`Job::publish`] swaps it in, in one transaction: the inputs leave
+//! [`RUNS`] for [`RUN_GARBAGE`], the output enters it. A query sees the
+//! inputs or the output, never both or neither. [`collect_garbage`] then
+//! deletes the retired runs' rows, [`DELETE_ROWS`] per transaction.
+//!
+//! **Crashes.** Every transaction commits durably, and each leaves the
+//! file consistent: until the swap, the inputs answer; after it, the
+//! output. A merge that was cut off (a crash, a handle closed or a merger
+//! stopped mid-merge) leaves its half-built output, which [`abandon`]
+//! (the merger's first act) moves to [`RUN_GARBAGE`]. Nothing committed
+//! is ever lost.
+//!
+//! **Removed documents.** The dead-id set is read when the merge begins;
+//! their postings are left out of the output. Ids that die during the
+//! merge stay in [`DEAD_IDS`]. When the inputs were every run at the
+//! start, the ids dead then are cleared at the swap: runs written since
+//! cannot hold their postings, since ids are never reused.
+
+use super::block::slice;
+use super::filter::{FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
+use super::merge::{bands_of, next_run_id, pending, BlockWriter};
+use super::{dead_ids, policy, read_list, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_GARBAGE, RUN_MERGES};
+use crate::{Error, Result};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use std::collections::HashSet;
+
+/// Postings a background merge writes per transaction, about: 4 MiB of
+/// blocks, so that a write waits for one such transaction at most.
+pub const TXN_POSTINGS: u64 = 1 << 18;
+
+/// Rows of a retired run deleted per transaction.
+pub const DELETE_ROWS: usize = 8192;
+
+/// A background merge under way.
+pub struct Job {
+    output: u32,
+    inputs: Vec<(u32, u64)>,
+    dead: HashSet<u64>,
+    /// The inputs were every run when the merge began.
+    all: bool,
+    bands: Vec<u32>,
+    slices: u64,
+    /// The next slice to write: (index into `bands`, slice).
+    at: (usize, u64),
+    blocks: BlockWriter,
+    filter: FilterWriter,
+    count: u64,
+}
+
+/// Moves the outputs of unfinished merges to [`RUN_GARBAGE`] and frees
+/// their inputs; true when there were any.
+pub fn abandon(db: &redb::Database) -> Result<bool> {
+    let txn = db.begin_write()?;
+    {
+        let mut merges = txn.open_table(RUN_MERGES)?;
+        if merges.is_empty()? {
+            return Ok(false);
+        }
+        let mut garbage = txn.open_table(RUN_GARBAGE)?;
+        for entry in merges.iter()? {
+            garbage.insert(entry?.1.value(), ())?;
+        }
+        merges.retain(|_, _| false)?;
+    }
+    txn.commit()?;
+    Ok(true)
+}
+
+/// Deletes up to [`DELETE_ROWS`] rows of the oldest run in
+/// [`RUN_GARBAGE`]; false when there was none.
+pub fn collect_garbage(db: &redb::Database) -> Result<bool> {
+    match db.begin_read()?.open_table(RUN_GARBAGE) {
+        Ok(garbage) if !garbage.is_empty()? => {}
+        _ => return Ok(false),
+    }
+    let txn = db.begin_write()?;
+    {
+        let mut garbage = txn.open_table(RUN_GARBAGE)?;
+        let Some(run) = garbage.first()?.map(|e| e.0.value()) else {
+            return Ok(false);
+        };
+        let mut blocks = txn.open_table(RUN_BLOCKS)?;
+        let mut filters = txn.open_table(RUN_FILTERS)?;
+        let range = (run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX);
+        let mut deleted = 0;
+        for row in blocks
+            .extract_from_if(range, |_, _| true)?
+            .take(DELETE_ROWS)
+        {
+            row?;
+            deleted += 1;
+        }
+        let rows = (run, 0, 0)..=(run, u32::MAX, u32::MAX);
+        for row in filters
+            .extract_from_if(rows, |_, _| true)?
+            .take(DELETE_ROWS - deleted)
+        {
+            row?;
+            deleted += 1;
+        }
+        if deleted < DELETE_ROWS {
+            garbage.remove(run)?;
+            txn.open_table(RUN_FILTER_LINES)?.remove(run)?;
+        }
+    }
+    txn.commit()?;
+    Ok(true)
+}
+
+/// Begins the next merge the policy calls for, if any: records it, and
+/// returns the job that builds it.
+pub fn begin(db: &redb::Database) -> Result<Option<Job>> {
+    {
+        // Most calls find nothing due: look in a read snapshot first.
+        let txn = db.begin_read()?;
+        let Ok(runs) = txn.open_table(RUNS) else {
+            return Ok(None);
+        };
+        if policy::next_merge(&read_list(&runs)?, &[], u64::MAX, false).is_none() {
+            return Ok(None);
+        }
+    }
+    let txn = db.begin_write()?;
+    let job = {
+        let list = read_list(&txn.open_table(RUNS)?)?;
+        let mut merges = txn.open_table(RUN_MERGES)?;
+        let (busy, reserved) = pending(&merges, &txn.open_table(RUN_GARBAGE)?)?;
+        let Some(inputs) = policy::next_merge(&list, &busy, u64::MAX, false) else {
+            return Ok(None);
+        };
+        let output = next_run_id(&list, reserved)?;
+        for &(run, _) in &inputs {
+            merges.insert(run, output)?;
+        }
+        let total: u64 = inputs.iter().map(|r| r.1).sum();
+        let bands = bands_of(&txn.open_table(RUN_BLOCKS)?, &inputs)?;
+        let per_band = total / u64::from(bands.len().max(1) as u32);
+        Job {
+            output,
+            all: busy.is_empty() && inputs.len() == list.len(),
+            dead: dead_ids(&txn.open_table(DEAD_IDS)?)?,
+            inputs,
+            bands,
+            slices: (per_band / TXN_POSTINGS).clamp(1, 1 << 16),
+            at: (0, 0),
+            blocks: BlockWriter::new(output),
+            filter: FilterWriter::new(output, per_band),
+            count: 0,
+        }
+    };
+    txn.commit()?;
+    Ok(Some(job))
+}
+
+impl Job {
+    /// Reads the next slices (about [`TXN_POSTINGS`] postings) from a read
+    /// snapshot and writes them to the output in one transaction; true when
+    /// every slice is written.
+    pub fn step(&mut self, db: &redb::Database) -> Result<bool> {
+        let mut pieces = Vec::new();
+        {
+            let txn = db.begin_read()?;
+            let blocks = txn.open_table(RUN_BLOCKS)?;
+            let width = u64::MAX / self.slices;
+            let mut read = 0;
+            while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
+                let (band, s) = (self.bands[self.at.0], self.at.1);
+                let lo = s * width;
+                let hi = (s + 1 < self.slices).then(|| (s + 1) * width);
+                let mut entries = Vec::new();
+                for &(run, _) in &self.inputs {
+                    entries.extend(slice(&blocks, run, band, lo, hi)?);
+                }
+                entries.sort_unstable();
+                entries.retain(|e| !self.dead.contains(&e.1));
+                entries.dedup();
+                read += entries.len() as u64;
+                pieces.push((band, entries));
+                self.at = if s + 1 < self.slices {
+                    (self.at.0, s + 1)
+                } else {
+                    (self.at.0 + 1, 0)
+                };
+            }
+        }
+        let txn = db.begin_write()?;
+        {
+            self.check_recorded(&txn.open_table(RUN_MERGES)?)?;
+            let mut blocks = txn.open_table(RUN_BLOCKS)?;
+            let mut filters = txn.open_table(RUN_FILTERS)?;
+            for (band, entries) in pieces {
+                self.count += entries.len() as u64;
+                self.blocks.push_band(&mut blocks, band, &entries)?;
+                for &(key, _) in &entries {
+                    self.filter.add(&mut filters, band, key)?;
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(self.at.0 >= self.bands.len())
+    }
+
+    /// Swaps the output in for the inputs, in one transaction (see the
+    /// module comment).
+    pub fn publish(self, db: &redb::Database) -> Result<()> {
+        let txn = db.begin_write()?;
+        {
+            let mut merges = txn.open_table(RUN_MERGES)?;
+            self.check_recorded(&merges)?;
+            let mut runs = txn.open_table(RUNS)?;
+            let mut sizes = txn.open_table(RUN_FILTER_LINES)?;
+            let mut garbage = txn.open_table(RUN_GARBAGE)?;
+            for &(run, _) in &self.inputs {
+                if runs.remove(run)?.is_none() {
+                    return Err(Error::corrupted(format!(
+                        "run {run} went away while the background merge into run {} read it",
+                        self.output
+                    )));
+                }
+                sizes.remove(run)?;
+                merges.remove(run)?;
+                garbage.insert(run, ())?;
+            }
+            if self.count > 0 {
+                runs.insert(self.output, self.count)?;
+                self.filter
+                    .finish(&mut txn.open_table(RUN_FILTERS)?, &mut sizes)?;
+            } else {
+                garbage.insert(self.output, ())?;
+            }
+            if self.all {
+                let mut dead = txn.open_table(DEAD_IDS)?;
+                for &id in &self.dead {
+                    dead.remove(id)?;
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// [`Error::Corrupted`] unless the merge is still recorded as under way.
+    fn check_recorded(&self, merges: &impl ReadableTable<u32, u32>) -> Result<()> {
+        for &(run, _) in &self.inputs {
+            if merges.get(run)?.map(|v| v.value()) != Some(self.output) {
+                return Err(Error::corrupted(format!(
+                    "the background merge into run {} is no longer recorded",
+                    self.output
+                )));
+            }
+        }
+        Ok(())
+    }
+}
