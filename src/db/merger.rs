@@ -6,8 +6,8 @@
 //! for a read-only handle) and stops it when dropped or closed, and
 //! around what needs the storage engine alone (compaction, the page
 //! check, a change of settings). Stopping waits for the transaction in
-//! progress at most: a merge cut off is abandoned and its half-built run
-//! deleted by the next merger (see `background.rs`). The thread looks for
+//! progress at most: the next merger goes on with a merge cut off (see
+//! `background.rs`). The thread looks for
 //! due merges every [`POLL`] and when [`Merger::wait_idle`] asks.
 //!
 //! **Failure.** A storage error ends the thread and is kept: writes then
@@ -173,20 +173,25 @@ fn run(db: &redb::Database, shared: &Shared) {
     shared.idle.notify_all();
 }
 
-/// Abandons merges left unfinished (on the first pass), deletes retired
-/// runs, and makes every due merge; false when stopped before the end.
+/// Goes on with a merge left unfinished (on the first pass), deletes
+/// retired runs, and makes every due merge; false when stopped before the
+/// end.
 fn pass(db: &redb::Database, shared: &Shared, first: bool) -> Result<bool> {
     let stopped = || shared.stop.load(Ordering::SeqCst);
-    if first {
-        background::abandon(db)?;
-    }
+    let mut resumed = if first { background::resume(db)? } else { None };
     loop {
-        while background::collect_garbage(db)? {
-            if stopped() {
-                return Ok(false);
+        if resumed.is_none() {
+            while background::collect_garbage(db)? {
+                if stopped() {
+                    return Ok(false);
+                }
             }
         }
-        let Some(mut job) = background::begin(db)? else {
+        let next = match resumed.take() {
+            Some(job) => Some(job),
+            None => background::begin(db)?,
+        };
+        let Some(mut job) = next else {
             return Ok(true);
         };
         if !build(db, &mut job, &stopped)? {

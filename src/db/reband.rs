@@ -13,7 +13,8 @@ use crate::config::Settings;
 use crate::sketch::lsh::{tune, TuneGoal};
 use crate::store::codec::{self, SignatureRecord};
 use crate::store::runs::{
-    RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_FILTERS, RUN_FILTER_LINES, RUN_GARBAGE, RUN_MERGES,
+    RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_BUILDING, RUN_FILTERS, RUN_FILTER_LINES,
+    RUN_GARBAGE, RUN_MERGES,
 };
 use crate::store::schema::{BUCKETS, SETS, SIGS};
 use crate::store::tables::context;
@@ -59,6 +60,7 @@ impl Database {
                 // under way, and new runs may take any id.
                 txn.delete_table(RUN_MERGES)?;
                 txn.delete_table(RUN_GARBAGE)?;
+                txn.delete_table(RUN_BUILDING)?;
                 txn.open_table(BUCKETS)?;
                 rebuild_postings(txn, pipeline)
             })

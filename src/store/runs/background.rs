@@ -17,20 +17,26 @@
 //! **Crashes.** Every transaction commits durably, and each leaves the
 //! file consistent: until the swap, the inputs answer; after it, the
 //! output. A merge that was cut off (a crash, a handle closed or a merger
-//! stopped mid-merge) leaves its half-built output, which [`abandon`]
-//! (the merger's first act) moves to [`RUN_GARBAGE`]. Nothing committed
-//! is ever lost.
+//! stopped mid-merge) leaves its half-built output, with its progress in
+//! [`RUN_BUILDING`] (the bands written whole); [`resume`], the next
+//! merger's first act, deletes the rows of the band it was in and goes on
+//! from there. Nothing committed is ever lost, and a merge longer than the
+//! handles that run it (a command-line tool opened for each load) still
+//! ends.
 //!
 //! **Removed documents.** The dead-id set is read when the merge begins;
 //! their postings are left out of the output. Ids that die during the
 //! merge stay in [`DEAD_IDS`]. When the inputs were every run at the
 //! start, the ids dead then are cleared at the swap: runs written since
-//! cannot hold their postings, since ids are never reused.
+//! cannot hold their postings, since ids are never reused. A resumed merge
+//! leaves out the ids dead when it resumed, and clears none.
 
 use super::block::slice;
 use super::filter::{FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
 use super::merge::{bands_of, next_run_id, pending, BlockWriter};
-use super::{dead_ids, policy, read_list, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_GARBAGE, RUN_MERGES};
+use super::{
+    dead_ids, policy, read_list, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_BUILDING, RUN_GARBAGE, RUN_MERGES,
+};
 use crate::{Error, Result};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use std::collections::HashSet;
@@ -58,23 +64,71 @@ pub struct Job {
     count: u64,
 }
 
-/// Moves the outputs of unfinished merges to [`RUN_GARBAGE`] and frees
-/// their inputs; true when there were any.
-pub fn abandon(db: &redb::Database) -> Result<bool> {
+/// A piece of a step: the entries of one slice of a band, and whether it
+/// ends the band.
+struct Piece {
+    /// The band's index in [`Job::bands`].
+    index: usize,
+    band: u32,
+    entries: Vec<(u64, u64)>,
+    ends_band: bool,
+}
+
+/// The merge an earlier merger left unfinished, if any, made ready to go
+/// on: the output's rows in and after the first band not written whole
+/// are deleted. A merge whose inputs are no longer all listed (not made by
+/// this build) is abandoned instead: its output goes to [`RUN_GARBAGE`].
+pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
     let txn = db.begin_write()?;
-    {
+    let job = {
         let mut merges = txn.open_table(RUN_MERGES)?;
-        if merges.is_empty()? {
-            return Ok(false);
-        }
-        let mut garbage = txn.open_table(RUN_GARBAGE)?;
+        let mut building = txn.open_table(RUN_BUILDING)?;
+        let mut recorded = Vec::new();
         for entry in merges.iter()? {
-            garbage.insert(entry?.1.value(), ())?;
+            let (input, output) = entry?;
+            recorded.push((input.value(), output.value()));
         }
-        merges.retain(|_, _| false)?;
-    }
+        let Some(&(_, output)) = recorded.first() else {
+            return Ok(None);
+        };
+        let list = read_list(&txn.open_table(RUNS)?)?;
+        let inputs: Vec<(u32, u64)> = list
+            .iter()
+            .copied()
+            .filter(|r| recorded.iter().any(|m| m.0 == r.0))
+            .collect();
+        let progress = building.get(output)?.map(|v| v.value());
+        let whole = inputs.len() == recorded.len() && recorded.iter().all(|m| m.1 == output);
+        match progress.filter(|_| whole) {
+            None => {
+                let mut garbage = txn.open_table(RUN_GARBAGE)?;
+                for &(_, output) in &recorded {
+                    garbage.insert(output, ())?;
+                }
+                merges.retain(|_, _| false)?;
+                building.retain(|_, _| false)?;
+                None
+            }
+            Some((done, count)) => {
+                let dead = dead_ids(&txn.open_table(DEAD_IDS)?)?;
+                let mut job = Job::new(&txn, output, inputs, dead, false)?;
+                let from = job.bands.get(done as usize).copied().unwrap_or(u32::MAX);
+                txn.open_table(RUN_BLOCKS)?.retain_in(
+                    (output, from, 0, 0)..=(output, u32::MAX, u64::MAX, u64::MAX),
+                    |_, _| false,
+                )?;
+                txn.open_table(RUN_FILTERS)?
+                    .retain_in((output, from, 0)..=(output, u32::MAX, u32::MAX), |_, _| {
+                        false
+                    })?;
+                job.at = (done as usize, 0);
+                job.count = count;
+                Some(job)
+            }
+        }
+    };
     txn.commit()?;
-    Ok(true)
+    Ok(job)
 }
 
 /// Deletes up to [`DELETE_ROWS`] rows of the oldest run in
@@ -143,13 +197,31 @@ pub fn begin(db: &redb::Database) -> Result<Option<Job>> {
         for &(run, _) in &inputs {
             merges.insert(run, output)?;
         }
+        txn.open_table(RUN_BUILDING)?.insert(output, (0, 0))?;
+        let all = busy.is_empty() && inputs.len() == list.len();
+        let dead = dead_ids(&txn.open_table(DEAD_IDS)?)?;
+        Job::new(&txn, output, inputs, dead, all)?
+    };
+    txn.commit()?;
+    Ok(Some(job))
+}
+
+impl Job {
+    /// The job of merging `inputs` into run `output`, from the start.
+    fn new(
+        txn: &redb::WriteTransaction,
+        output: u32,
+        inputs: Vec<(u32, u64)>,
+        dead: HashSet<u64>,
+        all: bool,
+    ) -> Result<Self> {
         let total: u64 = inputs.iter().map(|r| r.1).sum();
         let bands = bands_of(&txn.open_table(RUN_BLOCKS)?, &inputs)?;
         let per_band = total / u64::from(bands.len().max(1) as u32);
-        Job {
+        Ok(Job {
             output,
-            all: busy.is_empty() && inputs.len() == list.len(),
-            dead: dead_ids(&txn.open_table(DEAD_IDS)?)?,
+            all,
+            dead,
             inputs,
             bands,
             slices: (per_band / TXN_POSTINGS).clamp(1, 1 << 16),
@@ -157,58 +229,74 @@ pub fn begin(db: &redb::Database) -> Result<Option<Job>> {
             blocks: BlockWriter::new(output),
             filter: FilterWriter::new(output, per_band),
             count: 0,
-        }
-    };
-    txn.commit()?;
-    Ok(Some(job))
-}
+        })
+    }
 
-impl Job {
     /// Reads the next slices (about [`TXN_POSTINGS`] postings) from a read
-    /// snapshot and writes them to the output in one transaction; true when
-    /// every slice is written.
+    /// snapshot and writes them to the output in one transaction, with the
+    /// progress; true when every slice is written.
     pub fn step(&mut self, db: &redb::Database) -> Result<bool> {
-        let mut pieces = Vec::new();
-        {
-            let txn = db.begin_read()?;
-            let blocks = txn.open_table(RUN_BLOCKS)?;
-            let width = u64::MAX / self.slices;
-            let mut read = 0;
-            while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
-                let (band, s) = (self.bands[self.at.0], self.at.1);
-                let lo = s * width;
-                let hi = (s + 1 < self.slices).then(|| (s + 1) * width);
-                let mut entries = Vec::new();
-                for &(run, _) in &self.inputs {
-                    entries.extend(slice(&blocks, run, band, lo, hi)?);
-                }
-                entries.sort_unstable();
-                entries.retain(|e| !self.dead.contains(&e.1));
-                entries.dedup();
-                read += entries.len() as u64;
-                pieces.push((band, entries));
-                self.at = if s + 1 < self.slices {
-                    (self.at.0, s + 1)
-                } else {
-                    (self.at.0 + 1, 0)
-                };
-            }
-        }
+        let pieces = self.read_pieces(db)?;
         let txn = db.begin_write()?;
         {
             self.check_recorded(&txn.open_table(RUN_MERGES)?)?;
             let mut blocks = txn.open_table(RUN_BLOCKS)?;
             let mut filters = txn.open_table(RUN_FILTERS)?;
-            for (band, entries) in pieces {
-                self.count += entries.len() as u64;
-                self.blocks.push_band(&mut blocks, band, &entries)?;
-                for &(key, _) in &entries {
-                    self.filter.add(&mut filters, band, key)?;
+            let mut progress = None;
+            for piece in pieces {
+                self.count += piece.entries.len() as u64;
+                self.blocks
+                    .push_band(&mut blocks, piece.band, &piece.entries)?;
+                for &(key, _) in &piece.entries {
+                    self.filter.add(&mut filters, piece.band, key)?;
                 }
+                if piece.ends_band {
+                    // The band is whole, its filter rows too: a resumed
+                    // merge starts after it.
+                    self.filter.flush(&mut filters)?;
+                    progress = Some((piece.index as u32 + 1, self.count));
+                }
+            }
+            if let Some(done) = progress {
+                txn.open_table(RUN_BUILDING)?.insert(self.output, done)?;
             }
         }
         txn.commit()?;
         Ok(self.at.0 >= self.bands.len())
+    }
+
+    /// The next slices, about [`TXN_POSTINGS`] postings, merged.
+    fn read_pieces(&mut self, db: &redb::Database) -> Result<Vec<Piece>> {
+        let txn = db.begin_read()?;
+        let blocks = txn.open_table(RUN_BLOCKS)?;
+        let width = u64::MAX / self.slices;
+        let (mut pieces, mut read) = (Vec::new(), 0);
+        while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
+            let (band, s) = (self.bands[self.at.0], self.at.1);
+            let lo = s * width;
+            let hi = (s + 1 < self.slices).then(|| (s + 1) * width);
+            let mut entries = Vec::new();
+            for &(run, _) in &self.inputs {
+                entries.extend(slice(&blocks, run, band, lo, hi)?);
+            }
+            entries.sort_unstable();
+            entries.retain(|e| !self.dead.contains(&e.1));
+            entries.dedup();
+            read += entries.len() as u64;
+            let ends_band = hi.is_none();
+            pieces.push(Piece {
+                index: self.at.0,
+                band,
+                entries,
+                ends_band,
+            });
+            self.at = if ends_band {
+                (self.at.0 + 1, 0)
+            } else {
+                (self.at.0, s + 1)
+            };
+        }
+        Ok(pieces)
     }
 
     /// Swaps the output in for the inputs, in one transaction (see the
@@ -232,6 +320,7 @@ impl Job {
                 merges.remove(run)?;
                 garbage.insert(run, ())?;
             }
+            txn.open_table(RUN_BUILDING)?.remove(self.output)?;
             if self.count > 0 {
                 runs.insert(self.output, self.count)?;
                 self.filter

@@ -7,7 +7,7 @@ use super::filter::{self, FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
 use super::policy::{self, INLINE_MAX};
 use super::{
     lines_of, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS,
-    RUN_GARBAGE, RUN_MERGES, SLICE_POSTINGS,
+    RUN_BUILDING, RUN_GARBAGE, RUN_MERGES, SLICE_POSTINGS,
 };
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata, Table};
@@ -112,6 +112,8 @@ pub struct RunWriter<'t> {
     merges: Table<'t, u32, u32>,
     /// Unlisted runs whose rows remain to be deleted.
     garbage: Table<'t, u32, ()>,
+    /// The progress of runs being built.
+    building: Table<'t, u32, (u32, u64)>,
     /// The runs table's contents, kept in step with it.
     list: Vec<(u32, u64)>,
     /// The filter sizes table's contents (run, lines), kept in step.
@@ -160,6 +162,7 @@ impl<'t> RunWriter<'t> {
         Ok(Self {
             merges,
             garbage,
+            building: txn.open_table(RUN_BUILDING)?,
             blocks: txn.open_table(RUN_BLOCKS)?,
             runs,
             dead: txn.open_table(DEAD_IDS)?,
@@ -333,6 +336,7 @@ impl<'t> RunWriter<'t> {
         }
         self.merges.retain(|_, _| false)?;
         self.garbage.retain(|_, _| false)?;
+        self.building.retain(|_, _| false)?;
         self.busy.clear();
         self.reserved = 0;
         Ok(())

@@ -80,6 +80,10 @@ pub const RUNS: TableDefinition<u32, u64> = TableDefinition::new("runs");
 /// (unlisted in [`RUNS`] until the merge is published; `background.rs`).
 pub const RUN_MERGES: TableDefinition<u32, u32> = TableDefinition::new("run_merges");
 
+/// Runs being built by a background merge: run → (bands of it written
+/// whole, postings in them), so that a merge cut off goes on from there.
+pub const RUN_BUILDING: TableDefinition<u32, (u32, u64)> = TableDefinition::new("run_building");
+
 /// Runs no longer (or never) listed in [`RUNS`] whose rows remain to be
 /// deleted: inputs of a published merge, outputs of an abandoned one.
 pub const RUN_GARBAGE: TableDefinition<u32, ()> = TableDefinition::new("run_garbage");
