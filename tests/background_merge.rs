@@ -172,7 +172,7 @@ fn writes_never_merge_more_than_inline_max_themselves() {
 fn a_handle_dropped_mid_merge_stops_at_once_and_the_next_open_finishes() {
     let docs = docs();
     let mut cut_mid_merge = 0;
-    for delay in [0u64, 250, 600] {
+    for delay in [0u64, 300] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("drop.lshdb");
         let db = Database::create(&path, config()).unwrap();
@@ -205,7 +205,7 @@ fn child() {
 fn a_process_killed_mid_merge_loses_nothing() {
     let docs = docs();
     let mut cut_mid_merge = 0;
-    for delay in [0u64, 200, 500, 900] {
+    for delay in [0u64, 300, 800] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kill.lshdb");
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
