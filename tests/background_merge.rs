@@ -161,9 +161,8 @@ fn the_merge_is_left_to_the_merger_and_readers_see_every_document_meanwhile() {
 }
 
 #[test]
-fn writes_never_merge_more_than_inline_max_themselves() {
-    // Without a merger (a read-only handle cannot write, so this checks the
-    // policy the writes follow): the four runs stay until the merger runs.
+fn the_corpus_makes_a_merge_too_large_for_a_write() {
+    // What the other tests rely on: three commits merge inline, four not.
     assert!(POSTINGS_PER_DOC * (PER_COMMIT * COMMITS) as u64 > policy::INLINE_MAX);
     assert!(POSTINGS_PER_DOC * (PER_COMMIT * (COMMITS - 1)) as u64 <= policy::INLINE_MAX);
 }
@@ -186,6 +185,36 @@ fn a_handle_dropped_mid_merge_stops_at_once_and_the_next_open_finishes() {
         verify(&path, &docs, false);
     }
     assert!(cut_mid_merge > 0, "no drop landed mid-merge");
+}
+
+#[test]
+fn compact_and_reband_during_a_merge_take_over_its_rows() {
+    let docs = docs();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("maint.lshdb");
+    let mut db = Database::create(&path, config()).unwrap();
+    load(&db, &docs);
+    std::thread::sleep(Duration::from_millis(300));
+    db.compact().unwrap();
+    assert_eq!(db.stats().unwrap().runs, 1);
+    assert_postings_whole(&db, &docs);
+    db.wait_for_merges().unwrap();
+    drop(db);
+    assert_eq!(pending(&path), (0, 0));
+
+    let path = dir.path().join("reband.lshdb");
+    let mut db = Database::create(&path, config()).unwrap();
+    load(&db, &docs);
+    std::thread::sleep(Duration::from_millis(300));
+    db.reband(0.5, Some((64, 4))).unwrap();
+    let deep = db.stats_deep().unwrap().deep.unwrap();
+    assert_eq!(deep.postings, docs.len() as u64 * 64);
+    for (key, _) in &docs {
+        assert!(db.contains(key).unwrap(), "{key} lost");
+    }
+    db.wait_for_merges().unwrap();
+    drop(db);
+    assert_eq!(pending(&path), (0, 0));
 }
 
 /// The entry point of the killed child processes (run only by the test

@@ -118,15 +118,17 @@ pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
             Some((done, count)) => {
                 let dead = dead_ids(&txn.open_table(DEAD_IDS)?)?;
                 let mut job = Job::new(&txn, output, inputs, dead, false)?;
-                let from = job.bands.get(done as usize).copied().unwrap_or(u32::MAX);
-                txn.open_table(RUN_BLOCKS)?.retain_in(
-                    (output, from, 0, 0)..=(output, u32::MAX, u64::MAX, u64::MAX),
-                    |_, _| false,
-                )?;
-                txn.open_table(RUN_FILTERS)?
-                    .retain_in((output, from, 0)..=(output, u32::MAX, u32::MAX), |_, _| {
-                        false
-                    })?;
+                // Every band may be whole (only the swap was missing).
+                if let Some(&from) = job.bands.get(done as usize) {
+                    txn.open_table(RUN_BLOCKS)?.retain_in(
+                        (output, from, 0, 0)..=(output, u32::MAX, u64::MAX, u64::MAX),
+                        |_, _| false,
+                    )?;
+                    txn.open_table(RUN_FILTERS)?
+                        .retain_in((output, from, 0)..=(output, u32::MAX, u32::MAX), |_, _| {
+                            false
+                        })?;
+                }
                 job.at = (done as usize, 0);
                 job.count = count;
                 Some(job)
@@ -356,5 +358,85 @@ impl Job {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::runs::{encode_block, ReadRuns, RunTables};
+
+    /// A database with four runs of one level, each with postings in bands
+    /// 0, 1 and the key band (`u32::MAX`).
+    fn four_runs() -> redb::Database {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut blocks = txn.open_table(RUN_BLOCKS).unwrap();
+            let mut runs = txn.open_table(RUNS).unwrap();
+            for run in 1..=4u32 {
+                for band in [0, 1, u32::MAX] {
+                    let entries: Vec<(u64, u64)> = (0..3)
+                        .map(|i| (i * 1000, u64::from(run) * 10 + i))
+                        .collect();
+                    let (key, id) = entries[0];
+                    blocks
+                        .insert((run, band, key, id), encode_block(&entries).as_slice())
+                        .unwrap();
+                }
+                runs.insert(run, 9).unwrap();
+            }
+        }
+        txn.commit().unwrap();
+        db
+    }
+
+    /// The runs listed, and every posting of them.
+    fn listed(db: &redb::Database) -> (Vec<u32>, Vec<(u32, u64, u64)>) {
+        let txn = db.begin_read().unwrap();
+        let runs = ReadRuns::open(&txn).unwrap().unwrap();
+        let ids: Vec<u32> = runs.list().iter().map(|r| r.0).collect();
+        let mut postings = Vec::new();
+        for &run in &ids {
+            for p in runs.scan(run, 0..=u32::MAX).unwrap() {
+                postings.push(p.unwrap());
+            }
+        }
+        postings.sort_unstable();
+        (ids, postings)
+    }
+
+    #[test]
+    fn a_merge_cut_off_anywhere_is_resumed_and_loses_nothing() {
+        for cut_after_steps in [0, 1] {
+            let db = four_runs();
+            let (_, before) = listed(&db);
+            let mut job = begin(&db).unwrap().expect("four runs of a level are due");
+            for _ in 0..cut_after_steps {
+                job.step(&db).unwrap();
+            }
+            drop(job); // cut off: the inputs still answer, the output is unseen
+            assert_eq!(listed(&db), (vec![1, 2, 3, 4], before.clone()));
+            let mut job = resume(&db).unwrap().expect("a merge under way");
+            while !job.step(&db).unwrap() {}
+            job.publish(&db).unwrap();
+            let (ids, after) = listed(&db);
+            assert_eq!(ids, vec![5]);
+            assert_eq!(after, before, "cut after {cut_after_steps} steps");
+            while collect_garbage(&db).unwrap() {}
+            let txn = db.begin_read().unwrap();
+            let blocks = txn.open_table(RUN_BLOCKS).unwrap();
+            assert_eq!(
+                blocks.len().unwrap(),
+                3,
+                "only the merged run's blocks remain"
+            );
+            assert!(txn.open_table(RUN_MERGES).unwrap().is_empty().unwrap());
+            assert!(txn.open_table(RUN_BUILDING).unwrap().is_empty().unwrap());
+            assert!(resume(&db).unwrap().is_none());
+            assert!(begin(&db).unwrap().is_none());
+        }
     }
 }
