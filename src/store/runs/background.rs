@@ -376,6 +376,7 @@ mod tests {
         {
             let mut blocks = txn.open_table(RUN_BLOCKS).unwrap();
             let mut runs = txn.open_table(RUNS).unwrap();
+            txn.open_table(DEAD_IDS).unwrap();
             for run in 1..=4u32 {
                 for band in [0, 1, u32::MAX] {
                     let entries: Vec<(u64, u64)> = (0..3)
