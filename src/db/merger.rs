@@ -163,7 +163,10 @@ fn run(db: &redb::Database, shared: &Shared) {
             Ok(true) => state.done = target,
             Ok(false) => {} // stopped mid-pass
             Err(err) => {
-                state.failed = Some(err.to_string());
+                // The engine's own words too: "storage engine error" alone
+                // says too little.
+                let detail = std::error::Error::source(&err).map(|s| format!(": {s}"));
+                state.failed = Some(format!("{err}{}", detail.unwrap_or_default()));
                 break;
             }
         }
