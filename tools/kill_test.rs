@@ -2,7 +2,7 @@
 //! leaves half a transaction when the writing process is killed.
 //!
 //! ```text
-//! cargo run --release --example kill_test -- [--kills N] [--seed S] [--path FILE]
+//! cargo run --release --example kill_test -- [--kills N] [--seed S] [--path FILE] [--merges]
 //! ```
 //!
 //! The parent creates a database, then `--kills` times (default 200): runs
@@ -18,6 +18,13 @@
 //!   reported); once seen, such a key stays;
 //! - a batch is all there or not at all;
 //! - `check()` is clean, and `len()` agrees with the keys found.
+//!
+//! With `--merges` the file has 256 bands of one row, so that its posting
+//! runs grow fast enough for background merges (`store/runs/background.rs`)
+//! from about 4,000 documents on (a few hundred kills; 40 kills made 654
+//! documents and none landed mid-merge): kills land mid-merge too, and the
+//! summary says how many did (the file had a merge under way when
+//! reopened).
 //!
 //! It prints one summary line and exits non-zero on any failure. Unix only
 //! (it needs SIGKILL). The child mode, `kill_test child FILE ROUND`, is for
@@ -122,6 +129,8 @@ struct Ledger {
     unacknowledged_present: u64,
     /// Rounds in which the child acknowledged nothing before it died.
     silent_rounds: u64,
+    /// Kills that left a background merge under way.
+    merges_cut: u64,
     failures: Vec<String>,
 }
 
@@ -154,6 +163,7 @@ fn round(
     let _ = child.kill();
     let status = child.wait()?;
     let text = reader.join().map_err(|_| "stdout reader panicked")??;
+    ledger.merges_cut += u64::from(merge_under_way(path)?);
     if status.signal() != Some(9) {
         let mut err = String::new();
         if let Some(mut stderr) = child.stderr.take() {
@@ -196,6 +206,18 @@ fn round(
         }
     }
     verify(path, round, in_flight, ledger)
+}
+
+/// Whether the file has a background merge under way (opened with redb
+/// alone, which repairs it after the kill).
+fn merge_under_way(path: &Path) -> Result<bool, Error> {
+    use redb::{ReadableDatabase, ReadableTableMetadata};
+    let raw = redb::Database::open(path)?;
+    let txn = raw.begin_read()?;
+    Ok(match txn.open_table(lshdb::store::runs::RUN_MERGES) {
+        Ok(merges) => !merges.is_empty()?,
+        Err(_) => false,
+    })
 }
 
 /// Reopens the file and checks it against the ledger.
@@ -297,7 +319,12 @@ fn parent(args: &[String]) -> Result<bool, Error> {
         return Err(format!("{} exists; give a new path", path.display()).into());
     }
     // Created here, so that no kill lands inside `create`.
-    drop(Database::create(&path, config())?);
+    let config = if args.iter().any(|a| a == "--merges") {
+        config().num_perm(256).bands(256, 1)
+    } else {
+        config()
+    };
+    drop(Database::create(&path, config)?);
     let exe = std::env::current_exe()?;
     let mut rng = SplitMix64::new(seed);
     let mut ledger = Ledger::default();
@@ -324,11 +351,12 @@ fn parent(args: &[String]) -> Result<bool, Error> {
     println!(
         "kill_test: {kills} kills (seed {seed}), {} keys acknowledged, {} more present \
          (committed but killed before acknowledging), {} documents, {} rounds killed before \
-         the first acknowledgement, file {size} bytes, {:.1?}; failures: {}",
+         the first acknowledgement, {} kills mid-merge, file {size} bytes, {:.1?}; failures: {}",
         ledger.acknowledged,
         ledger.unacknowledged_present,
         ledger.required.len(),
         ledger.silent_rounds,
+        ledger.merges_cut,
         start.elapsed(),
         ledger.failures.len()
     );

@@ -82,6 +82,14 @@ impl Database {
     /// check cannot write what it repaired (a full disk); other storage
     /// errors.
     pub fn check_pages(&mut self) -> Result<CheckReport> {
+        let merging = self.pause_merger();
+        let report = self.check_pages_alone();
+        self.resume_merger(merging);
+        report
+    }
+
+    /// [`Database::check_pages`] with the merger stopped.
+    fn check_pages_alone(&mut self) -> Result<CheckReport> {
         let path = self.path.clone();
         let db = self.db.writable_mut()?;
         let storage_ok = match crate::guard::guard(|| Ok(db.check_integrity())) {
@@ -110,12 +118,20 @@ impl Database {
     /// # Errors
     /// [`Error::Io`] when the file cannot be written; other storage
     /// errors.
-    pub fn close(self) -> Result<()> {
+    pub fn close(mut self) -> Result<()> {
         let path = self.path.clone();
+        self.merger.stop();
         let engine = self.db.into_engine()?;
         crate::guard::guard(move || {
             let closed = match engine {
-                super::store::Engine::Write(db) => db.close(),
+                super::store::Engine::Write(db) => match std::sync::Arc::try_unwrap(db) {
+                    Ok(db) => db.close(),
+                    // Not reached: the merger, its only other holder, stopped.
+                    Err(db) => {
+                        drop(db);
+                        Ok(())
+                    }
+                },
                 super::store::Engine::Read(db) => db.close(),
             };
             closed.map_err(|err| match err {
@@ -216,6 +232,15 @@ impl Database {
 
     /// Reclaims the space of deleted data; true when anything was moved.
     pub fn compact(&mut self) -> Result<bool> {
+        let merging = self.pause_merger();
+        let compacted = self.compact_alone();
+        self.resume_merger(merging);
+        compacted
+    }
+
+    /// [`Database::compact`] with the merger stopped: a merge it left
+    /// unfinished is deleted by `merge_all`.
+    fn compact_alone(&mut self) -> Result<bool> {
         crate::guard::guard(|| {
             self.check_poisoned()?;
             // Merge every run into one, dropping removed documents' postings.

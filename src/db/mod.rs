@@ -22,6 +22,7 @@ mod keys;
 mod labels;
 mod load_filter;
 mod maintain;
+mod merger;
 mod open;
 mod pairs;
 mod query;
@@ -83,6 +84,8 @@ use writer::Writer;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Database {
+    /// First, so that it is dropped (stopped) before the store closes.
+    merger: merger::Merger,
     db: Store,
     path: PathBuf,
     settings: Settings,
@@ -371,8 +374,9 @@ impl Database {
         rebuild: impl FnOnce(&redb::WriteTransaction, &Pipeline) -> Result<()>,
     ) -> Result<()> {
         let pipeline = Pipeline::new(&settings)?;
-        let txn = self.writable()?.begin_write()?;
+        let merging = self.pause_merger();
         let result = (|| {
+            let txn = self.writable()?.begin_write()?;
             rebuild(&txn, &pipeline)?;
             let mut meta_table = txn.open_table(crate::store::schema::META)?;
             crate::store::meta::write_header(&mut meta_table, &settings)?;
@@ -380,6 +384,7 @@ impl Database {
             txn.commit()?;
             Ok::<(), Error>(())
         })();
+        self.resume_merger(merging);
         result.map_err(|e| self.poison(e))?;
         self.settings = settings;
         self.pipeline = pipeline;
@@ -388,6 +393,39 @@ impl Database {
 
     pub(crate) fn pipeline(&self) -> &Pipeline {
         &self.pipeline
+    }
+
+    /// Stops the merger thread for what needs the storage engine alone;
+    /// true when there was one ([`Database::resume_merger`] restarts it).
+    pub(crate) fn pause_merger(&mut self) -> bool {
+        let was = self.merger.is_running();
+        self.merger.stop();
+        was
+    }
+
+    /// Starts a merger again after [`Database::pause_merger`] returned
+    /// `was` true (in the process that opened the handle only).
+    pub(crate) fn resume_merger(&mut self, was: bool) {
+        if was && self.db.check_process().is_ok() {
+            if let Some(engine) = self.db.shared() {
+                self.merger = merger::Merger::start(engine);
+            }
+        }
+    }
+
+    /// Waits until the background merger has made every run merge due now
+    /// (see `docs/format.md`, posting runs) and deleted the runs it
+    /// retired; at once for a read-only handle. Merges too large for a
+    /// write are made in the background: a benchmark or a test calls this
+    /// to measure or check the file after them. Must not be called while
+    /// this thread holds a [`Batch`] (the merger needs the write lock).
+    ///
+    /// # Errors
+    /// [`Error::WrongProcess`] in a forked child; [`Error::Poisoned`] when
+    /// a storage error stopped the merger (writes then merge inline).
+    pub fn wait_for_merges(&self) -> Result<()> {
+        self.db.check_process()?;
+        self.merger.wait_idle()
     }
 
     pub(crate) fn store(&self) -> &Store {

@@ -243,10 +243,10 @@ impl Builder {
                 )
             } else {
                 // Not empty (checked above), so redb opens, and never initializes.
-                Engine::Write(
+                Engine::Write(std::sync::Arc::new(
                     redb.create_with_backend(backend)
                         .map_err(|e| map_open_error(path, "open", e))?,
-                )
+                ))
             };
             self.attach(Store::new(store, path), path)
         })
@@ -278,7 +278,7 @@ impl Builder {
                 .map_err(|e| map_open_error(path, "open", e))
         } else {
             redb.open(path)
-                .map(Engine::Write)
+                .map(|db| Engine::Write(std::sync::Arc::new(db)))
                 .map_err(|e| map_open_error(path, "open for writing", e))
         }
     }
@@ -333,7 +333,7 @@ impl Builder {
         }
         txn.commit()?;
         Ok(self.handle(
-            Store::new(Engine::Write(db), path),
+            Store::new(Engine::Write(std::sync::Arc::new(db)), path),
             path,
             settings,
             pipeline,
@@ -371,7 +371,12 @@ impl Builder {
         let cache_bytes = self
             .record_cache_bytes
             .unwrap_or(DEFAULT_RECORD_CACHE_BYTES);
+        let merger = match store.shared() {
+            Some(engine) => super::merger::Merger::start(engine),
+            None => super::merger::Merger::none(),
+        };
         Database {
+            merger,
             db: store,
             path: path.to_owned(),
             settings,

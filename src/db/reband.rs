@@ -12,7 +12,10 @@ use super::{Database, Pipeline};
 use crate::config::Settings;
 use crate::sketch::lsh::{tune, TuneGoal};
 use crate::store::codec::{self, SignatureRecord};
-use crate::store::runs::{RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_FILTERS, RUN_FILTER_LINES};
+use crate::store::runs::{
+    RunWriter, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_BUILDING, RUN_FILTERS, RUN_FILTER_LINES,
+    RUN_GARBAGE, RUN_MERGES,
+};
 use crate::store::schema::{BUCKETS, SETS, SIGS};
 use crate::store::tables::context;
 use crate::{Error, Result};
@@ -53,6 +56,11 @@ impl Database {
                 txn.delete_table(DEAD_IDS)?;
                 txn.delete_table(RUN_FILTERS)?;
                 txn.delete_table(RUN_FILTER_LINES)?;
+                // The merger is stopped (`change_settings`): no merge is
+                // under way, and new runs may take any id.
+                txn.delete_table(RUN_MERGES)?;
+                txn.delete_table(RUN_GARBAGE)?;
+                txn.delete_table(RUN_BUILDING)?;
                 txn.open_table(BUCKETS)?;
                 rebuild_postings(txn, pipeline)
             })

@@ -16,14 +16,19 @@
 //! parent's locks (redb's locks belong to the open file, which parent and
 //! child share). The child leaks it instead; the operating system frees it
 //! when the child exits.
+//!
+//! The writable engine is shared (`Arc`) with the handle's merger thread
+//! (`merger.rs`), which the handle stops before anything that needs the
+//! engine alone: compaction, the page check, close.
 
 use crate::{Error, Result};
 use redb::{ReadTransaction, ReadableDatabase};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The open redb database: writable, or read-only.
 pub(crate) enum Engine {
-    Write(redb::Database),
+    Write(Arc<redb::Database>),
     Read(redb::ReadOnlyDatabase),
 }
 
@@ -85,12 +90,23 @@ impl Store {
         }
     }
 
+    /// The writable database, shared with a merger thread: `None` when
+    /// opened read-only.
+    pub(crate) fn shared(&self) -> Option<Arc<redb::Database>> {
+        match &self.engine {
+            Some(Engine::Write(db)) => Some(Arc::clone(db)),
+            _ => None,
+        }
+    }
+
     /// The writable database, mutably: [`Error::ReadOnly`] when opened
-    /// read-only.
+    /// read-only. The merger must be stopped first.
     pub(crate) fn writable_mut(&mut self) -> Result<&mut redb::Database> {
         self.check_process()?;
         match self.engine.as_mut() {
-            Some(Engine::Write(db)) => Ok(db),
+            Some(Engine::Write(db)) => Arc::get_mut(db).ok_or_else(|| {
+                Error::Poisoned("the database is in use by its merger thread".to_owned())
+            }),
             Some(Engine::Read(_)) => Err(Error::ReadOnly {
                 path: self.path.clone(),
             }),
@@ -139,7 +155,7 @@ mod tests {
     fn another_process_is_refused_before_the_engine() {
         let (_dir, path) = crate::testing::temp_path("s.redb");
         let db = redb::Database::create(&path).unwrap();
-        let mut store = Store::new(Engine::Write(db), &path);
+        let mut store = Store::new(Engine::Write(Arc::new(db)), &path);
         store.opened_in = store.opened_in.wrapping_add(1);
         assert!(matches!(
             store.begin_read(),

@@ -251,6 +251,8 @@ def corpus(path: Path, args, tmp: Path) -> dict:
     t = args.threshold
     out: dict = {"corpus": path.name, "documents": len(keys), "threshold": t}
     out["dedup"] = dedup(tmp, keys, texts, t)
+    if args.only_dedup:
+        return out
     out["query_many"] = query_many(tmp, keys, texts, t, args.queries)
     # top-k and containment: the first --recall-limit documents (datasketch's
     # ensemble does not fit 842k sets in 24 GiB beside the rest)
@@ -275,6 +277,7 @@ def main() -> None:
     p.add_argument("--recall-queries", type=int, default=200)
     p.add_argument("--limit", type=int, default=None, help="read at most N documents of each corpus")
     p.add_argument("--recall-limit", type=int, default=200_000, help="top-k and containment on the first N documents")
+    p.add_argument("--only-dedup", action="store_true", help="only the dedup-on-write rows (insert_unique_many against insert_many and rensa)")
     args = p.parse_args()
     results = []
     for path in args.corpora:

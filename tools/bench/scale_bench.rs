@@ -4,21 +4,28 @@
 //! ```text
 //! cargo run --release --example scale_bench -- \
 //!     --corpus tools/data/scale-10m.jsonl --db /tmp/scale.lshdb \
-//!     [--step 1000000] [--limit N] [--threshold 0.8] [--queries 1000] [--singles 50]
+//!     [--step 1000000] [--first 100000] [--limit N] [--threshold 0.8] [--queries 1000] [--singles 50]
 //!     [--singles-only]   (only: N single inserts and removes on the existing --db)
 //!     [--ab-filters]
 //! ```
 //!
 //! Loads the corpus (JSON Lines `{"id", "text"}`, e.g. from
 //! `tools/scale_corpus.py`) into one new database with `insert_bulk` and
-//! the default options, `--step` documents at a time. After each step it
+//! the default options: `--first` documents, then `--step` documents at a
+//! time. After each step it waits for the background merges it left
+//! (`merge_wait_s`; the load rate does not include it), so that the
+//! single inserts measure the file, not a merge under way; then it
 //! prints one JSON line: the step's load rate, the process's bytes written
 //! per document of the step (`/proc/self/io`), the file's bytes per
 //! document, the time of single durable inserts and removes, the
 //! latency of verified queries (p50/p99 over `--queries` texts of the step,
 //! one thread), reopen + first query, and the peak and current RSS. With
 //! `--ab-filters`, it ends with the same queries on the final file and on
-//! a copy without run filters, alternating, as one more JSON line.
+//! a copy without run filters, alternating, as one more JSON line. The
+//! last line is a summary: the slowest and the median load rate of the
+//! full `--step` steps and their ratio (bar: ≥ 0.6), and the single
+//! durable insert p50 after the first step and after the last, and their
+//! ratio (bar: ≤ 1.05).
 
 use lshdb::{BulkOptions, Config, Database};
 use serde_json::json;
@@ -32,6 +39,7 @@ struct Options {
     corpus: String,
     db_path: String,
     step: usize,
+    first: usize,
     limit: usize,
     threshold: f64,
     queries: usize,
@@ -51,6 +59,7 @@ fn options() -> Result<Options, Error> {
         corpus: flag("--corpus").ok_or("missing --corpus")?,
         db_path: flag("--db").ok_or("missing --db")?,
         step: flag("--step").map_or(Ok(1_000_000), |s| s.parse())?,
+        first: flag("--first").map_or(Ok(100_000), |s| s.parse())?,
         limit: flag("--limit").map_or(Ok(usize::MAX), |s| s.parse())?,
         threshold: flag("--threshold").map_or(Ok(0.8), |s| s.parse())?,
         queries: flag("--queries").map_or(Ok(1000), |s| s.parse())?,
@@ -72,8 +81,10 @@ fn main() -> Result<(), Error> {
     let mut loaded = 0usize;
     let mut last_sample = Vec::new();
     let started = Instant::now();
+    let mut summary = Summary::default();
     while loaded < o.limit {
-        let docs = read_step(&mut lines, o.step.min(o.limit - loaded))?;
+        let size = if loaded == 0 { o.first.max(1) } else { o.step };
+        let docs = read_step(&mut lines, size.min(o.limit - loaded))?;
         if docs.is_empty() {
             break;
         }
@@ -86,6 +97,9 @@ fn main() -> Result<(), Error> {
         let load = t.elapsed();
         let written = written_bytes().saturating_sub(written_before);
         loaded += report.inserted as usize;
+        let t = Instant::now();
+        db.wait_for_merges()?;
+        let merge_wait = t.elapsed();
 
         let (query_times, hits) = time_queries(&db, &sample);
 
@@ -100,6 +114,13 @@ fn main() -> Result<(), Error> {
         last_sample = sample;
         let (file_bytes, allocated_bytes) = file_sizes(&o.db_path)?;
         let documents = db.len()?;
+        let rate = report.inserted as f64 / load.as_secs_f64();
+        summary.step(
+            docs_full(report.inserted, o.step),
+            rate,
+            pct(&inserts, 0.5),
+            documents,
+        );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
             "{}",
@@ -108,6 +129,8 @@ fn main() -> Result<(), Error> {
                 "step_documents": report.inserted,
                 "step_docs_per_s": (report.inserted as f64 / load.as_secs_f64()).round(),
                 "step_seconds": load.as_secs_f64(),
+                "merge_wait_s": merge_wait.as_secs_f64(),
+                "runs": db.stats()?.runs,
                 "commits": report.commits,
                 "ms_per_commit": ms(load) / report.commits.max(1) as f64,
                 "written_bytes_per_doc": (written as f64 / report.inserted.max(1) as f64).round(),
@@ -132,7 +155,57 @@ fn main() -> Result<(), Error> {
         drop(db);
         ab(&o.db_path, &last_sample)?;
     }
+    summary.print();
     Ok(())
+}
+
+/// Whether a step of `inserted` documents was a full `--step`.
+fn docs_full(inserted: u64, step: usize) -> bool {
+    inserted as usize >= step
+}
+
+/// What the last line reports: the load rates of the full steps, and the
+/// single insert p50 after the first and the last step.
+#[derive(Default)]
+struct Summary {
+    rates: Vec<f64>,
+    /// (documents, single insert p50 ms) after the first and last step.
+    first: Option<(u64, f64)>,
+    last: Option<(u64, f64)>,
+}
+
+impl Summary {
+    fn step(&mut self, full: bool, rate: f64, single_p50: f64, documents: u64) {
+        if full {
+            self.rates.push(rate);
+        }
+        self.first.get_or_insert((documents, single_p50));
+        self.last = Some((documents, single_p50));
+    }
+
+    fn print(&self) {
+        let mut rates = self.rates.clone();
+        rates.sort_by(f64::total_cmp);
+        let median = rates.get(rates.len() / 2).copied().unwrap_or(0.0);
+        let slowest = rates.first().copied().unwrap_or(0.0);
+        let (first, last) = (
+            self.first.unwrap_or_default(),
+            self.last.unwrap_or_default(),
+        );
+        println!(
+            "{}",
+            json!({
+                "summary": "scale_bench",
+                "full_steps": rates.len(),
+                "slowest_step_docs_per_s": slowest.round(),
+                "median_step_docs_per_s": median.round(),
+                "slowest_over_median": slowest / median.max(f64::MIN_POSITIVE),
+                "single_insert_p50_ms_first": [first.0, first.1],
+                "single_insert_p50_ms_last": [last.0, last.1],
+                "single_insert_last_over_first": last.1 / first.1.max(f64::MIN_POSITIVE),
+            })
+        );
+    }
 }
 
 /// The next `take` (id, text) records of the corpus.

@@ -258,7 +258,8 @@ impl FilterWriter {
         Ok(())
     }
 
-    fn flush(&mut self, filters: &mut Table<'_, (u32, u32, u32), &'static [u8]>) -> Result<()> {
+    /// Writes the row being filled, if any.
+    pub fn flush(&mut self, filters: &mut Table<'_, (u32, u32, u32), &'static [u8]>) -> Result<()> {
         if let Some((at, bits)) = self.row.take() {
             filters.insert(at, frame(Tag::Filter, &bits).as_slice())?;
         }

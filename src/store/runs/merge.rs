@@ -4,9 +4,10 @@
 
 use super::block::{encode_block, slice};
 use super::filter::{self, FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
+use super::policy::{self, INLINE_MAX};
 use super::{
-    class, lines_of, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS,
-    SLICE_POSTINGS,
+    lines_of, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS,
+    RUN_BUILDING, RUN_GARBAGE, RUN_MERGES, SLICE_POSTINGS,
 };
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata, Table};
@@ -100,10 +101,6 @@ struct Output<'a, 't> {
     filters: &'a mut Table<'t, (u32, u32, u32), &'static [u8]>,
 }
 
-/// Runs of one level at most before they are merged
-/// ([`RunWriter::merge_by_policy`]).
-pub const FANOUT: usize = 4;
-
 /// The write side: adds runs, flushes fresh postings and merges.
 pub struct RunWriter<'t> {
     blocks: Table<'t, (u32, u32, u64, u64), &'static [u8]>,
@@ -111,12 +108,22 @@ pub struct RunWriter<'t> {
     dead: Table<'t, u64, ()>,
     filters: Table<'t, (u32, u32, u32), &'static [u8]>,
     sizes: Table<'t, u32, u64>,
+    /// Background merges under way: input run → the run being built.
+    merges: Table<'t, u32, u32>,
+    /// Unlisted runs whose rows remain to be deleted.
+    garbage: Table<'t, u32, ()>,
+    /// The progress of runs being built.
+    building: Table<'t, u32, (u32, u64)>,
     /// The runs table's contents, kept in step with it.
     list: Vec<(u32, u64)>,
     /// The filter sizes table's contents (run, lines), kept in step.
     lines: Vec<(u32, u64)>,
     /// Filter rows read by this transaction's look-ups.
     cache: filter::RowCache,
+    /// Runs the background merger is merging: no write merges them.
+    busy: Vec<u32>,
+    /// The highest id of a run being built or being deleted: not reused.
+    reserved: u32,
 }
 
 impl<'t> RunTables for RunWriter<'t> {
@@ -149,7 +156,13 @@ impl<'t> RunWriter<'t> {
         let list = read_list(&runs)?;
         let sizes = txn.open_table(RUN_FILTER_LINES)?;
         let lines = read_list(&sizes)?;
+        let merges = txn.open_table(RUN_MERGES)?;
+        let garbage = txn.open_table(RUN_GARBAGE)?;
+        let (busy, reserved) = pending(&merges, &garbage)?;
         Ok(Self {
+            merges,
+            garbage,
+            building: txn.open_table(RUN_BUILDING)?,
             blocks: txn.open_table(RUN_BLOCKS)?,
             runs,
             dead: txn.open_table(DEAD_IDS)?,
@@ -158,16 +171,13 @@ impl<'t> RunWriter<'t> {
             list,
             lines,
             cache: filter::RowCache::default(),
+            busy,
+            reserved,
         })
     }
 
     fn next_run_id(&self) -> Result<u32> {
-        Ok(match self.list.last() {
-            Some(&(id, _)) => id
-                .checked_add(1)
-                .ok_or_else(|| Error::corrupted("run ids exhausted; rebuild the database"))?,
-            None => 1,
-        })
+        next_run_id(&self.list, self.reserved)
     }
 
     /// Writes sorted `postings` (about `per_band` in each band, which
@@ -225,39 +235,35 @@ impl<'t> RunWriter<'t> {
         Ok(())
     }
 
-    /// Keeps the runs like the digits of a counter in base [`FANOUT`]:
-    /// their levels (⌊log₂ postings / 2⌋, i.e. base 4) never increase from
-    /// the oldest run to the newest, and at most `FANOUT − 1` runs share a
-    /// level. While a run is of a lower level than the run after it (an
-    /// odd-sized run, such as a load's last, short commit), the two are
-    /// merged, so short runs cannot stop the merges behind them; then
-    /// while `FANOUT` runs share a level, they are merged into one of a
-    /// higher level. Each posting is rewritten about log₄(total / first
-    /// run) times, half as often as with pairwise merging; a query probes
-    /// up to three runs per level, which the run filters make cheap.
+    /// Makes the merges the policy calls for that are small enough for a
+    /// write ([`policy::INLINE_MAX`]; larger ones are left to the
+    /// background merger), then, while more than [`policy::MAX_RUNS`] runs
+    /// are listed, merges inline whatever is due, and the smallest runs:
+    /// so a look-up never probes more runs than that, even when the merger
+    /// falls behind. Runs the merger is merging are left alone.
     fn merge_by_policy(&mut self) -> Result<()> {
         loop {
             let list = self.list.clone();
-            let level = |i: usize| class(list[i].1) / 2;
-            if let Some(i) = (0..list.len().saturating_sub(1))
-                .rev()
-                .find(|&i| level(i) < level(i + 1))
-            {
-                self.merge(&list[i..=i + 1], list.len() == 2)?;
+            if let Some(inputs) = policy::next_merge(&list, &self.busy, INLINE_MAX, true) {
+                self.merge(&inputs, inputs.len() == list.len())?;
                 continue;
             }
-            let full = (0..list.len()).find(|&i| {
-                i + FANOUT <= list.len() && (i..i + FANOUT).all(|j| level(j) == level(i))
-            });
-            match full {
-                Some(i) => self.merge(&list[i..i + FANOUT], list.len() == FANOUT)?,
+            if list.len() <= policy::MAX_RUNS {
+                return Ok(());
+            }
+            let due = policy::next_merge(&list, &self.busy, u64::MAX, false);
+            match due.or_else(|| policy::overflow_merge(&list, &self.busy)) {
+                Some(inputs) => self.merge(&inputs, inputs.len() == list.len())?,
                 None => return Ok(()),
             }
         }
     }
 
     /// Merges every run into one (dropping dead postings).
+    /// A merge the background merger left unfinished, and runs waiting to
+    /// be deleted, are deleted first: call it only while no merger runs.
     pub fn merge_all(&mut self) -> Result<()> {
+        self.drop_pending()?;
         let list = self.list.clone();
         if list.len() > 1 || !self.dead.is_empty()? {
             self.merge(&list, true)?;
@@ -311,43 +317,100 @@ impl<'t> RunWriter<'t> {
         Ok(())
     }
 
-    /// The bands that runs `inputs` have blocks in.
-    fn bands_of(&self, inputs: &[(u32, u64)]) -> Result<Vec<u32>> {
-        let mut bands = Vec::new();
-        for &(run, _) in inputs {
-            let mut band = 0u32;
-            loop {
-                let next = self
-                    .blocks
-                    .range((run, band, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX))?
-                    .next()
-                    .transpose()?;
-                let Some((key, _)) = next else { break };
-                let b = key.value().1;
-                bands.push(b);
-                match b.checked_add(1) {
-                    Some(n) => band = n,
-                    None => break,
-                }
+    /// Deletes every unlisted run: those the background merger was
+    /// building and those it retired.
+    fn drop_pending(&mut self) -> Result<()> {
+        let mut runs: Vec<u32> = Vec::new();
+        for entry in self.merges.iter()? {
+            runs.push(entry?.1.value());
+        }
+        for entry in self.garbage.iter()? {
+            runs.push(entry?.0.value());
+        }
+        runs.sort_unstable();
+        runs.dedup();
+        for run in runs {
+            if self.list.iter().all(|r| r.0 != run) {
+                self.remove_run(run)?;
             }
         }
-        bands.sort_unstable();
-        bands.dedup();
-        Ok(bands)
+        self.merges.retain(|_, _| false)?;
+        self.garbage.retain(|_, _| false)?;
+        self.building.retain(|_, _| false)?;
+        self.busy.clear();
+        self.reserved = 0;
+        Ok(())
+    }
+
+    /// The bands that runs `inputs` have blocks in.
+    fn bands_of(&self, inputs: &[(u32, u64)]) -> Result<Vec<u32>> {
+        bands_of(&self.blocks, inputs)
     }
 }
 
+/// The bands that runs `inputs` have blocks in.
+pub(super) fn bands_of(
+    blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
+    inputs: &[(u32, u64)],
+) -> Result<Vec<u32>> {
+    let mut bands = Vec::new();
+    for &(run, _) in inputs {
+        let mut band = 0u32;
+        loop {
+            let next = blocks
+                .range((run, band, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX))?
+                .next()
+                .transpose()?;
+            let Some((key, _)) = next else { break };
+            let b = key.value().1;
+            bands.push(b);
+            match b.checked_add(1) {
+                Some(n) => band = n,
+                None => break,
+            }
+        }
+    }
+    bands.sort_unstable();
+    bands.dedup();
+    Ok(bands)
+}
+
+/// The runs background merges are merging, and the highest id of a run
+/// being built or waiting to be deleted (0 when none).
+pub(super) fn pending(
+    merges: &impl ReadableTable<u32, u32>,
+    garbage: &impl ReadableTable<u32, ()>,
+) -> Result<(Vec<u32>, u32)> {
+    let (mut busy, mut reserved) = (Vec::new(), 0);
+    for entry in merges.iter()? {
+        let (input, output) = entry?;
+        busy.push(input.value());
+        reserved = reserved.max(output.value());
+    }
+    if let Some(last) = garbage.last()? {
+        reserved = reserved.max(last.0.value());
+    }
+    Ok((busy, reserved))
+}
+
+/// The id of a new run: after every listed run and every `reserved` one.
+pub(super) fn next_run_id(list: &[(u32, u64)], reserved: u32) -> Result<u32> {
+    let last = list.iter().map(|r| r.0).max().unwrap_or(0).max(reserved);
+    last.checked_add(1)
+        .ok_or_else(|| Error::corrupted("run ids exhausted; rebuild the database"))
+}
+
 /// Cuts the entries of one band after another into blocks of a run.
-struct BlockWriter {
+pub(super) struct BlockWriter {
     run: u32,
 }
 
 impl BlockWriter {
-    fn new(run: u32) -> Self {
+    pub(super) fn new(run: u32) -> Self {
         Self { run }
     }
 
-    fn push_band(
+    pub(super) fn push_band(
         &mut self,
         blocks: &mut Table<'_, (u32, u32, u64, u64), &'static [u8]>,
         band: u32,

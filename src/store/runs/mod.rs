@@ -20,14 +20,17 @@
 //! of its commits' postings as a run at once: sequential inserts of a few
 //! hundred blocks instead of random inserts of every posting.
 //!
-//! **Merging.** Runs are merged like the digits of a counter in base 4:
-//! their levels (⌊log₂ postings / 2⌋) never increase from the oldest run
-//! to the newest, at most three runs share a level, and four runs of one
-//! level are merged into one run. So each posting is rewritten about
-//! log₄(total / first run) times, sequentially, and a look-up probes at
-//! most three runs per level (the filters below skip most of them). A
-//! merge reads and writes slices of the key space of bounded size, so its
-//! memory does not grow with the file.
+//! **Merging.** Four runs of one level (⌊log₂ postings / 2⌋) are merged
+//! into one run of a higher level ([`policy`]). So each posting is
+//! rewritten about log₄(total / first run) times, sequentially, and a
+//! look-up probes at most three runs per level (the filters below skip
+//! most of them). A merge reads and writes slices of the key space of
+//! bounded size, so its memory does not grow with the file. A write makes
+//! small merges itself ([`policy::INLINE_MAX`]); larger ones are made by
+//! the database's merger thread in transactions of their own
+//! ([`background`]), while the inputs keep answering, so that no write
+//! pays for them. When the merger falls behind, writes merge inline past
+//! [`policy::MAX_RUNS`] runs.
 //!
 //! **Filters.** Each run has a blocked Bloom filter over its `(band, key)`
 //! pairs ([`filter`]), so a look-up reads the blocks of the runs that may
@@ -35,7 +38,9 @@
 //! every run.
 //!
 //! This folder: [`block`] encodes blocks and reads them (look-ups, scans);
-//! [`filter`] the run filters; [`merge`] writes runs and merges them; this
+//! [`filter`] the run filters; [`merge`] writes runs and merges them;
+//! [`policy`] chooses merges; [`background`] makes them off the commit
+//! path; this
 //! file has the tables, the views a transaction has of them, and the
 //! constants.
 //!
@@ -45,9 +50,11 @@
 //! candidate is read before it is returned. Merges drop the postings of
 //! dead ids, and a merge of every run empties the dead-id table.
 
+pub mod background;
 mod block;
 mod filter;
 mod merge;
+pub mod policy;
 
 pub use block::RunScan;
 /// The block codec, for tests that damage blocks behind lshdb's back.
@@ -69,6 +76,18 @@ pub const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
 
 /// Runs: run id → number of postings.
 pub const RUNS: TableDefinition<u32, u64> = TableDefinition::new("runs");
+
+/// Background merges under way: input run → the run being built from it
+/// (unlisted in [`RUNS`] until the merge is published; `background.rs`).
+pub const RUN_MERGES: TableDefinition<u32, u32> = TableDefinition::new("run_merges");
+
+/// Runs being built by a background merge: run → (bands of it written
+/// whole, postings in them), so that a merge cut off goes on from there.
+pub const RUN_BUILDING: TableDefinition<u32, (u32, u64)> = TableDefinition::new("run_building");
+
+/// Runs no longer (or never) listed in [`RUNS`] whose rows remain to be
+/// deleted: inputs of a published merge, outputs of an abandoned one.
+pub const RUN_GARBAGE: TableDefinition<u32, ()> = TableDefinition::new("run_garbage");
 
 /// Ids of removed documents whose postings may still be in runs.
 pub const DEAD_IDS: TableDefinition<u64, ()> = TableDefinition::new("dead_ids");

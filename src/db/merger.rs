@@ -1,0 +1,217 @@
+//! [`Merger`]: a writable handle's background merger thread, which makes
+//! the run merges too large for a write (`store/runs/background.rs`) in
+//! transactions of its own, so that no write pays for them.
+//!
+//! **Life.** The handle starts it when it opens a file for writing (never
+//! for a read-only handle) and stops it when dropped or closed, and
+//! around what needs the storage engine alone (compaction, the page
+//! check, a change of settings). Stopping waits for the transaction in
+//! progress at most: the next merger goes on with a merge cut off (see
+//! `background.rs`). The thread looks for
+//! due merges every [`POLL`] and when [`Merger::wait_idle`] asks.
+//!
+//! **Failure.** A storage error ends the thread and is kept: writes then
+//! make every merge inline past `MAX_RUNS` runs, and [`Merger::wait_idle`]
+//! returns the error.
+//!
+//! **fork().** A child made by `fork()` has no merger thread, and the
+//! merger's lock may have been held by the parent's thread at that
+//! moment: the child's drop touches neither (it leaks them), as the
+//! handle leaks its engine there (`store.rs`).
+
+use crate::store::runs::background::{self, Job};
+use crate::{Error, Result};
+use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often an idle merger looks for due merges.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// A handle's merger thread, or none (read-only handles).
+pub(crate) struct Merger {
+    running: Option<Running>,
+    opened_in: u32,
+}
+
+struct Running {
+    shared: Arc<Shared>,
+    thread: JoinHandle<()>,
+}
+
+/// What the handle and its merger thread share.
+#[derive(Default)]
+struct Shared {
+    stop: AtomicBool,
+    state: Mutex<State>,
+    /// Wakes the thread: a request or a stop.
+    wake: Condvar,
+    /// Wakes those waiting for a pass to end.
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// Passes requested by [`Merger::wait_idle`].
+    requested: u64,
+    /// The last request a finished pass covered.
+    done: u64,
+    /// The error that ended the thread.
+    failed: Option<String>,
+    /// The thread has ended.
+    ended: bool,
+}
+
+impl Merger {
+    /// No merger.
+    pub(crate) fn none() -> Self {
+        Self {
+            running: None,
+            opened_in: std::process::id(),
+        }
+    }
+
+    /// Starts a merger thread on `db`. When the thread cannot be made, the
+    /// handle goes on without one: writes merge inline past `MAX_RUNS`.
+    pub(crate) fn start(db: Arc<redb::Database>) -> Self {
+        let shared = Arc::new(Shared::default());
+        let theirs = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("lshdb-merger".to_owned())
+            .spawn(move || run(&db, &theirs));
+        Self {
+            running: thread.ok().map(|thread| Running { shared, thread }),
+            opened_in: std::process::id(),
+        }
+    }
+
+    /// Stops the thread and waits for it; a merge it was building is
+    /// abandoned (the next merger deletes it).
+    pub(crate) fn stop(&mut self) {
+        if std::process::id() != self.opened_in {
+            // A forked child: no thread to join, a lock maybe held forever.
+            std::mem::forget(self.running.take());
+            return;
+        }
+        if let Some(running) = self.running.take() {
+            running.shared.stop.store(true, Ordering::SeqCst);
+            {
+                let _state = running.shared.state.lock();
+                running.shared.wake.notify_all();
+            }
+            let _ = running.thread.join();
+        }
+    }
+
+    /// Whether a merger thread was started (it may have ended since).
+    pub(crate) fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Waits until the merger has made every merge due now, and deleted
+    /// the runs it retired. Without a merger (read-only), at once.
+    ///
+    /// # Errors
+    /// The storage error that ended the merger.
+    pub(crate) fn wait_idle(&self) -> Result<()> {
+        let Some(running) = &self.running else {
+            return Ok(());
+        };
+        let shared = &running.shared;
+        let mut state = shared.state.lock();
+        state.requested += 1;
+        let target = state.requested;
+        shared.wake.notify_all();
+        while state.done < target && !state.ended {
+            shared.idle.wait(&mut state);
+        }
+        match &state.failed {
+            Some(reason) => Err(Error::Poisoned(format!(
+                "the background merger failed: {reason}"
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Merger {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The thread: a pass, then wait for [`POLL`] or a request, until stopped.
+fn run(db: &redb::Database, shared: &Shared) {
+    let mut first = true;
+    loop {
+        let target = {
+            let mut state = shared.state.lock();
+            if state.done == state.requested && !shared.stop.load(Ordering::SeqCst) && !first {
+                shared.wake.wait_for(&mut state, POLL);
+            }
+            state.requested
+        };
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let result = crate::guard::guard(|| pass(db, shared, first));
+        first = false;
+        let mut state = shared.state.lock();
+        match result {
+            Ok(true) => state.done = target,
+            Ok(false) => {} // stopped mid-pass
+            Err(err) => {
+                // The engine's own words too: "storage engine error" alone
+                // says too little.
+                let detail = std::error::Error::source(&err).map(|s| format!(": {s}"));
+                state.failed = Some(format!("{err}{}", detail.unwrap_or_default()));
+                break;
+            }
+        }
+        shared.idle.notify_all();
+    }
+    shared.state.lock().ended = true;
+    shared.idle.notify_all();
+}
+
+/// Goes on with a merge left unfinished (on the first pass), deletes
+/// retired runs, and makes every due merge; false when stopped before the
+/// end.
+fn pass(db: &redb::Database, shared: &Shared, first: bool) -> Result<bool> {
+    let stopped = || shared.stop.load(Ordering::SeqCst);
+    let mut resumed = if first { background::resume(db)? } else { None };
+    loop {
+        if resumed.is_none() {
+            while background::collect_garbage(db)? {
+                if stopped() {
+                    return Ok(false);
+                }
+            }
+        }
+        let next = match resumed.take() {
+            Some(job) => Some(job),
+            None => background::begin(db)?,
+        };
+        let Some(mut job) = next else {
+            return Ok(true);
+        };
+        if !build(db, &mut job, &stopped)? {
+            return Ok(false);
+        }
+        job.publish(db)?;
+    }
+}
+
+/// Writes every slice of `job`'s run; false when stopped first.
+fn build(db: &redb::Database, job: &mut Job, stopped: &dyn Fn() -> bool) -> Result<bool> {
+    loop {
+        if stopped() {
+            return Ok(false);
+        }
+        if job.step(db)? {
+            return Ok(true);
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! The background merge: a merge the policy calls for, made by the
+//! database's merger thread in short write transactions of its own, so
+//! that no write pays for it.
+//!
+//! **Steps.** [`begin`] records the merge in [`RUN_MERGES`] (input run →
+//! the run being built) in one short transaction: writes leave those inputs
+//! alone, and no new run takes the output's id. [`Job::step`] reads the
+//! next slices of the inputs from a read snapshot (inputs never change:
+//! only the merger removes them) and writes them as blocks and filter rows
+//! of the output, about [`TXN_POSTINGS`] postings per transaction. The
+//! output is not in [`RUNS`], so readers and look-ups never see it.
+//! [`Job::publish`] swaps it in, in one transaction: the inputs leave
+//! [`RUNS`] for [`RUN_GARBAGE`], the output enters it. A query sees the
+//! inputs or the output, never both or neither. [`collect_garbage`] then
+//! deletes the retired runs' rows, [`DELETE_ROWS`] per transaction.
+//!
+//! **Crashes.** Every transaction commits durably, and each leaves the
+//! file consistent: until the swap, the inputs answer; after it, the
+//! output. A merge that was cut off (a crash, a handle closed or a merger
+//! stopped mid-merge) leaves its half-built output, with its progress in
+//! [`RUN_BUILDING`] (the bands written whole); [`resume`], the next
+//! merger's first act, deletes the rows of the band it was in and goes on
+//! from there. Nothing committed is ever lost, and a merge longer than the
+//! handles that run it (a command-line tool opened for each load) still
+//! ends.
+//!
+//! **Removed documents.** The dead-id set is read when the merge begins;
+//! their postings are left out of the output. Ids that die during the
+//! merge stay in [`DEAD_IDS`]. When the inputs were every run at the
+//! start, the ids dead then are cleared at the swap: runs written since
+//! cannot hold their postings, since ids are never reused. A resumed merge
+//! leaves out the ids dead when it resumed, and clears none.
+
+use super::block::slice;
+use super::filter::{FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
+use super::merge::{bands_of, next_run_id, pending, BlockWriter};
+use super::{
+    dead_ids, policy, read_list, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_BUILDING, RUN_GARBAGE, RUN_MERGES,
+};
+use crate::{Error, Result};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use std::collections::HashSet;
+
+/// Postings a background merge writes per transaction, about: 1 MiB of
+/// blocks, a few milliseconds, so that a write waiting for the lock waits
+/// little (a merge of 10⁸ postings makes about 1,500 such commits).
+pub const TXN_POSTINGS: u64 = 1 << 16;
+
+/// Rows of a retired run deleted per transaction.
+pub const DELETE_ROWS: usize = 8192;
+
+/// A background merge under way.
+pub struct Job {
+    output: u32,
+    inputs: Vec<(u32, u64)>,
+    dead: HashSet<u64>,
+    /// The inputs were every run when the merge began.
+    all: bool,
+    bands: Vec<u32>,
+    slices: u64,
+    /// The next slice to write: (index into `bands`, slice).
+    at: (usize, u64),
+    blocks: BlockWriter,
+    filter: FilterWriter,
+    count: u64,
+}
+
+/// A piece of a step: the entries of one slice of a band, and whether it
+/// ends the band.
+struct Piece {
+    /// The band's index in [`Job::bands`].
+    index: usize,
+    band: u32,
+    entries: Vec<(u64, u64)>,
+    ends_band: bool,
+}
+
+/// The merge an earlier merger left unfinished, if any, made ready to go
+/// on: the output's rows in and after the first band not written whole
+/// are deleted. A merge whose inputs are no longer all listed (not made by
+/// this build) is abandoned instead: its output goes to [`RUN_GARBAGE`].
+pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
+    // Most opens find none: look in a read snapshot first.
+    match db.begin_read()?.open_table(RUN_MERGES) {
+        Ok(merges) if !merges.is_empty()? => {}
+        _ => return Ok(None),
+    }
+    let txn = db.begin_write()?;
+    let job = {
+        let mut merges = txn.open_table(RUN_MERGES)?;
+        let mut building = txn.open_table(RUN_BUILDING)?;
+        let mut recorded = Vec::new();
+        for entry in merges.iter()? {
+            let (input, output) = entry?;
+            recorded.push((input.value(), output.value()));
+        }
+        let Some(&(_, output)) = recorded.first() else {
+            return Ok(None);
+        };
+        let list = read_list(&txn.open_table(RUNS)?)?;
+        let inputs: Vec<(u32, u64)> = list
+            .iter()
+            .copied()
+            .filter(|r| recorded.iter().any(|m| m.0 == r.0))
+            .collect();
+        let progress = building.get(output)?.map(|v| v.value());
+        let whole = inputs.len() == recorded.len() && recorded.iter().all(|m| m.1 == output);
+        match progress.filter(|_| whole) {
+            None => {
+                let mut garbage = txn.open_table(RUN_GARBAGE)?;
+                for &(_, output) in &recorded {
+                    garbage.insert(output, ())?;
+                }
+                merges.retain(|_, _| false)?;
+                building.retain(|_, _| false)?;
+                None
+            }
+            Some((done, count)) => {
+                let dead = dead_ids(&txn.open_table(DEAD_IDS)?)?;
+                let mut job = Job::new(&txn, output, inputs, dead, false)?;
+                // Every band may be whole (only the swap was missing).
+                if let Some(&from) = job.bands.get(done as usize) {
+                    txn.open_table(RUN_BLOCKS)?.retain_in(
+                        (output, from, 0, 0)..=(output, u32::MAX, u64::MAX, u64::MAX),
+                        |_, _| false,
+                    )?;
+                    txn.open_table(RUN_FILTERS)?
+                        .retain_in((output, from, 0)..=(output, u32::MAX, u32::MAX), |_, _| {
+                            false
+                        })?;
+                }
+                job.at = (done as usize, 0);
+                job.count = count;
+                Some(job)
+            }
+        }
+    };
+    txn.commit()?;
+    Ok(job)
+}
+
+/// Deletes up to [`DELETE_ROWS`] rows of the oldest run in
+/// [`RUN_GARBAGE`]; false when there was none.
+pub fn collect_garbage(db: &redb::Database) -> Result<bool> {
+    match db.begin_read()?.open_table(RUN_GARBAGE) {
+        Ok(garbage) if !garbage.is_empty()? => {}
+        _ => return Ok(false),
+    }
+    let txn = db.begin_write()?;
+    {
+        let mut garbage = txn.open_table(RUN_GARBAGE)?;
+        let Some(run) = garbage.first()?.map(|e| e.0.value()) else {
+            return Ok(false);
+        };
+        let mut blocks = txn.open_table(RUN_BLOCKS)?;
+        let mut filters = txn.open_table(RUN_FILTERS)?;
+        let range = (run, 0, 0, 0)..=(run, u32::MAX, u64::MAX, u64::MAX);
+        let mut deleted = 0;
+        for row in blocks
+            .extract_from_if(range, |_, _| true)?
+            .take(DELETE_ROWS)
+        {
+            row?;
+            deleted += 1;
+        }
+        let rows = (run, 0, 0)..=(run, u32::MAX, u32::MAX);
+        for row in filters
+            .extract_from_if(rows, |_, _| true)?
+            .take(DELETE_ROWS - deleted)
+        {
+            row?;
+            deleted += 1;
+        }
+        if deleted < DELETE_ROWS {
+            garbage.remove(run)?;
+            txn.open_table(RUN_FILTER_LINES)?.remove(run)?;
+        }
+    }
+    txn.commit()?;
+    Ok(true)
+}
+
+/// Begins the next merge the policy calls for, if any: records it, and
+/// returns the job that builds it.
+pub fn begin(db: &redb::Database) -> Result<Option<Job>> {
+    {
+        // Most calls find nothing due: look in a read snapshot first.
+        let txn = db.begin_read()?;
+        let Ok(runs) = txn.open_table(RUNS) else {
+            return Ok(None);
+        };
+        if policy::next_merge(&read_list(&runs)?, &[], u64::MAX, false).is_none() {
+            return Ok(None);
+        }
+    }
+    let txn = db.begin_write()?;
+    let job = {
+        let list = read_list(&txn.open_table(RUNS)?)?;
+        let mut merges = txn.open_table(RUN_MERGES)?;
+        let (busy, reserved) = pending(&merges, &txn.open_table(RUN_GARBAGE)?)?;
+        let Some(inputs) = policy::next_merge(&list, &busy, u64::MAX, false) else {
+            return Ok(None);
+        };
+        let output = next_run_id(&list, reserved)?;
+        for &(run, _) in &inputs {
+            merges.insert(run, output)?;
+        }
+        txn.open_table(RUN_BUILDING)?.insert(output, (0, 0))?;
+        let all = busy.is_empty() && inputs.len() == list.len();
+        let dead = dead_ids(&txn.open_table(DEAD_IDS)?)?;
+        Job::new(&txn, output, inputs, dead, all)?
+    };
+    txn.commit()?;
+    Ok(Some(job))
+}
+
+impl Job {
+    /// The job of merging `inputs` into run `output`, from the start.
+    fn new(
+        txn: &redb::WriteTransaction,
+        output: u32,
+        inputs: Vec<(u32, u64)>,
+        dead: HashSet<u64>,
+        all: bool,
+    ) -> Result<Self> {
+        let total: u64 = inputs.iter().map(|r| r.1).sum();
+        let bands = bands_of(&txn.open_table(RUN_BLOCKS)?, &inputs)?;
+        let per_band = total / u64::from(bands.len().max(1) as u32);
+        Ok(Job {
+            output,
+            all,
+            dead,
+            inputs,
+            bands,
+            slices: (per_band / TXN_POSTINGS).clamp(1, 1 << 16),
+            at: (0, 0),
+            blocks: BlockWriter::new(output),
+            filter: FilterWriter::new(output, per_band),
+            count: 0,
+        })
+    }
+
+    /// Reads the next slices (about [`TXN_POSTINGS`] postings) from a read
+    /// snapshot and writes them to the output in one transaction, with the
+    /// progress; true when every slice is written.
+    pub fn step(&mut self, db: &redb::Database) -> Result<bool> {
+        let pieces = self.read_pieces(db)?;
+        let txn = db.begin_write()?;
+        {
+            self.check_recorded(&txn.open_table(RUN_MERGES)?)?;
+            let mut blocks = txn.open_table(RUN_BLOCKS)?;
+            let mut filters = txn.open_table(RUN_FILTERS)?;
+            let mut progress = None;
+            for piece in pieces {
+                self.count += piece.entries.len() as u64;
+                self.blocks
+                    .push_band(&mut blocks, piece.band, &piece.entries)?;
+                for &(key, _) in &piece.entries {
+                    self.filter.add(&mut filters, piece.band, key)?;
+                }
+                if piece.ends_band {
+                    // The band is whole, its filter rows too: a resumed
+                    // merge starts after it.
+                    self.filter.flush(&mut filters)?;
+                    progress = Some((piece.index as u32 + 1, self.count));
+                }
+            }
+            if let Some(done) = progress {
+                txn.open_table(RUN_BUILDING)?.insert(self.output, done)?;
+            }
+        }
+        txn.commit()?;
+        Ok(self.at.0 >= self.bands.len())
+    }
+
+    /// The next slices, about [`TXN_POSTINGS`] postings, merged.
+    fn read_pieces(&mut self, db: &redb::Database) -> Result<Vec<Piece>> {
+        let txn = db.begin_read()?;
+        let blocks = txn.open_table(RUN_BLOCKS)?;
+        let width = u64::MAX / self.slices;
+        let (mut pieces, mut read) = (Vec::new(), 0);
+        while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
+            let (band, s) = (self.bands[self.at.0], self.at.1);
+            let lo = s * width;
+            let hi = (s + 1 < self.slices).then(|| (s + 1) * width);
+            let mut entries = Vec::new();
+            for &(run, _) in &self.inputs {
+                entries.extend(slice(&blocks, run, band, lo, hi)?);
+            }
+            entries.sort_unstable();
+            entries.retain(|e| !self.dead.contains(&e.1));
+            entries.dedup();
+            read += entries.len() as u64;
+            let ends_band = hi.is_none();
+            pieces.push(Piece {
+                index: self.at.0,
+                band,
+                entries,
+                ends_band,
+            });
+            self.at = if ends_band {
+                (self.at.0 + 1, 0)
+            } else {
+                (self.at.0, s + 1)
+            };
+        }
+        Ok(pieces)
+    }
+
+    /// Swaps the output in for the inputs, in one transaction (see the
+    /// module comment).
+    pub fn publish(self, db: &redb::Database) -> Result<()> {
+        let txn = db.begin_write()?;
+        {
+            let mut merges = txn.open_table(RUN_MERGES)?;
+            self.check_recorded(&merges)?;
+            let mut runs = txn.open_table(RUNS)?;
+            let mut sizes = txn.open_table(RUN_FILTER_LINES)?;
+            let mut garbage = txn.open_table(RUN_GARBAGE)?;
+            for &(run, _) in &self.inputs {
+                if runs.remove(run)?.is_none() {
+                    return Err(Error::corrupted(format!(
+                        "run {run} went away while the background merge into run {} read it",
+                        self.output
+                    )));
+                }
+                sizes.remove(run)?;
+                merges.remove(run)?;
+                garbage.insert(run, ())?;
+            }
+            txn.open_table(RUN_BUILDING)?.remove(self.output)?;
+            if self.count > 0 {
+                runs.insert(self.output, self.count)?;
+                self.filter
+                    .finish(&mut txn.open_table(RUN_FILTERS)?, &mut sizes)?;
+            } else {
+                garbage.insert(self.output, ())?;
+            }
+            if self.all {
+                let mut dead = txn.open_table(DEAD_IDS)?;
+                for &id in &self.dead {
+                    dead.remove(id)?;
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// [`Error::Corrupted`] unless the merge is still recorded as under way.
+    fn check_recorded(&self, merges: &impl ReadableTable<u32, u32>) -> Result<()> {
+        for &(run, _) in &self.inputs {
+            if merges.get(run)?.map(|v| v.value()) != Some(self.output) {
+                return Err(Error::corrupted(format!(
+                    "the background merge into run {} is no longer recorded",
+                    self.output
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::runs::{encode_block, ReadRuns, RunTables};
+
+    /// A database with four runs of one level, each with postings in bands
+    /// 0, 1 and the key band (`u32::MAX`).
+    fn four_runs() -> redb::Database {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut blocks = txn.open_table(RUN_BLOCKS).unwrap();
+            let mut runs = txn.open_table(RUNS).unwrap();
+            txn.open_table(DEAD_IDS).unwrap();
+            for run in 1..=4u32 {
+                for band in [0, 1, u32::MAX] {
+                    let entries: Vec<(u64, u64)> = (0..3)
+                        .map(|i| (i * 1000, u64::from(run) * 10 + i))
+                        .collect();
+                    let (key, id) = entries[0];
+                    blocks
+                        .insert((run, band, key, id), encode_block(&entries).as_slice())
+                        .unwrap();
+                }
+                runs.insert(run, 9).unwrap();
+            }
+        }
+        txn.commit().unwrap();
+        db
+    }
+
+    /// The runs listed, and every posting of them.
+    fn listed(db: &redb::Database) -> (Vec<u32>, Vec<(u32, u64, u64)>) {
+        let txn = db.begin_read().unwrap();
+        let runs = ReadRuns::open(&txn).unwrap().unwrap();
+        let ids: Vec<u32> = runs.list().iter().map(|r| r.0).collect();
+        let mut postings = Vec::new();
+        for &run in &ids {
+            for p in runs.scan(run, 0..=u32::MAX).unwrap() {
+                postings.push(p.unwrap());
+            }
+        }
+        postings.sort_unstable();
+        (ids, postings)
+    }
+
+    #[test]
+    fn a_merge_cut_off_anywhere_is_resumed_and_loses_nothing() {
+        for cut_after_steps in [0, 1] {
+            let db = four_runs();
+            let (_, before) = listed(&db);
+            let mut job = begin(&db).unwrap().expect("four runs of a level are due");
+            for _ in 0..cut_after_steps {
+                job.step(&db).unwrap();
+            }
+            drop(job); // cut off: the inputs still answer, the output is unseen
+            assert_eq!(listed(&db), (vec![1, 2, 3, 4], before.clone()));
+            let mut job = resume(&db).unwrap().expect("a merge under way");
+            while !job.step(&db).unwrap() {}
+            job.publish(&db).unwrap();
+            let (ids, after) = listed(&db);
+            assert_eq!(ids, vec![5]);
+            assert_eq!(after, before, "cut after {cut_after_steps} steps");
+            while collect_garbage(&db).unwrap() {}
+            let txn = db.begin_read().unwrap();
+            let blocks = txn.open_table(RUN_BLOCKS).unwrap();
+            assert_eq!(
+                blocks.len().unwrap(),
+                3,
+                "only the merged run's blocks remain"
+            );
+            assert!(txn.open_table(RUN_MERGES).unwrap().is_empty().unwrap());
+            assert!(txn.open_table(RUN_BUILDING).unwrap().is_empty().unwrap());
+            assert!(resume(&db).unwrap().is_none());
+            assert!(begin(&db).unwrap().is_none());
+        }
+    }
+}
