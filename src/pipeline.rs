@@ -87,6 +87,8 @@ pub struct Pipeline {
     sketcher: Sketcher,
     store_text: bool,
     containment: Option<crate::sketch::ensemble::Ensemble>,
+    /// The clusters' representative policy and threshold, when kept.
+    clusters: Option<(crate::config::Representative, f64)>,
 }
 
 impl Pipeline {
@@ -102,7 +104,14 @@ impl Pipeline {
             sketcher: Sketcher::new(settings)?,
             store_text: settings.store_text,
             containment: settings.containment,
+            clusters: settings.clusters.map(|policy| (policy, settings.threshold)),
         })
+    }
+
+    /// The maintained clusters' representative policy and threshold (the
+    /// index threshold), when the file keeps clusters.
+    pub fn clusters(&self) -> Option<(crate::config::Representative, f64)> {
+        self.clusters
     }
 
     /// The computing half, shared with users.

@@ -78,7 +78,9 @@ fn damaged_settings_records_are_refused() {
     let damaged = [
         edited(0, |p| p.truncate(p.len() - 1)),    // cut short
         edited(0, |p| p.push(0)),                  // a containment shape cut short
-        edited(2, |p| p.push(0)),                  // trailing bytes
+        edited(2, |p| p.extend([0, 0])),           // trailing bytes after the clusters
+        edited(2, |p| p.push(3)),                  // no such representative policy
+        edited(0, |p| p.extend([0, 3])),           // the same, after the no-containment 0
         edited(0, |p| *p.last_mut().unwrap() = 2), // store_text neither 0 nor 1
         edited(0, |p| p[0] = 3),                   // no such shingle kind
         edited(0, |p| p[2] = 2),                   // no such white-space rule
@@ -97,5 +99,36 @@ fn damaged_settings_records_are_refused() {
     for (i, bytes) in damaged.iter().enumerate() {
         let err = decode_settings(bytes).unwrap_err();
         assert!(matches!(err, Error::Corrupted { .. }), "case {i}: {err:?}");
+    }
+}
+
+/// Clusters append their representative policy after the containment
+/// shape, or after a 0 in its place; a file without them keeps the bytes
+/// of earlier builds (the golden records above).
+#[test]
+fn clusters_append_their_policy_and_round_trip() {
+    use lshdb::Representative;
+    for (containment, policy, tail) in [
+        (false, Representative::FirstInserted, vec![0u8, 0]),
+        (false, Representative::SmallestKey, vec![0, 2]),
+        (true, Representative::Longest, vec![32, 4, 2, 1]),
+    ] {
+        let config = Config::jaccard(0.8)
+            .containment(containment)
+            .cluster_representative(policy);
+        let settings = config.resolve().unwrap();
+        let plain = Config::jaccard(0.8)
+            .containment(containment)
+            .resolve()
+            .unwrap();
+        let bytes = encode_settings(&settings).unwrap();
+        let payload = unframe(Tag::Config, &bytes).unwrap().to_vec();
+        let before = unframe(Tag::Config, &encode_settings(&plain).unwrap())
+            .unwrap()
+            .to_vec();
+        let cut = before.len() - if containment { 3 } else { 0 };
+        assert_eq!(&payload[..cut], &before[..cut]);
+        assert_eq!(payload[cut..], tail[..]);
+        assert_eq!(decode_settings(&bytes).unwrap(), settings);
     }
 }

@@ -13,6 +13,7 @@
 
 mod batch;
 mod bulk;
+mod clusters;
 mod containment;
 mod durability;
 mod header;
@@ -35,6 +36,7 @@ pub use batch::Batch;
 pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
 };
+pub use clusters::{ClusterInfo, Clusters, Members};
 pub use containment::ContainmentQuery;
 pub use durability::Durability;
 pub use labels::MAX_LABEL_BYTES;

@@ -54,7 +54,9 @@ impl Database {
                 txn.delete_table(RUN_FILTERS)?;
                 txn.delete_table(RUN_FILTER_LINES)?;
                 txn.open_table(BUCKETS)?;
-                rebuild_postings(txn, pipeline)
+                rebuild_postings(txn, pipeline)?;
+                // New bands and threshold make new edges.
+                super::clusters::rebuild(txn, pipeline)
             })
         })
     }

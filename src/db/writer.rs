@@ -1,10 +1,12 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
+use super::clusters::upkeep::{band_keys_by_document, Upkeep};
 use super::held::Held;
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
+use crate::store::clusters::Row;
 use crate::store::codec::SignatureRecord;
 use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
@@ -22,6 +24,10 @@ pub(crate) struct Writer<'t, 'p> {
     pipeline: &'p Pipeline,
     /// The containment index, when the settings keep one.
     containment: Option<ContainmentWriter<'t>>,
+    /// The clusters' upkeep, when the settings keep clusters.
+    clusters: Option<Upkeep<'t>>,
+    /// The cluster the last document stored joined.
+    joined: Option<Row>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -37,6 +43,8 @@ impl<'t, 'p> Writer<'t, 'p> {
                 Some(ensemble) => Some(ContainmentWriter::open(txn, ensemble)?),
                 None => None,
             },
+            clusters: Upkeep::open(txn, pipeline)?,
+            joined: None,
         })
     }
 
@@ -48,14 +56,36 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// by id (the record cache, in this process or another) can never hold
     /// a stale one: an id either still has its records or is gone.
     pub fn insert(&mut self, doc: &Prepared) -> Result<bool> {
-        let replaced = self.remove(&doc.key)?;
+        let old = self.tables.id_of(&doc.key)?;
+        let vacated = match old {
+            Some(old) => self.delete(old, &doc.key)?,
+            None => None,
+        };
         let id = self.new_id();
         let encoded = doc.encode();
         self.tables.put(id, &encoded)?;
         if let Some(containment) = &mut self.containment {
             containment.put(id, doc.set_len(), &doc.signature)?;
         }
-        Ok(replaced)
+        self.join_cluster(id, &doc.band_keys, vacated)?;
+        Ok(old.is_some())
+    }
+
+    /// Files new document `id` in its cluster, when the file keeps
+    /// clusters (`clusters::upkeep`); `vacated` is the cluster its replaced
+    /// version left empty, which it takes over when it joins no other.
+    fn join_cluster(&mut self, id: u64, band_keys: &[u64], vacated: Option<u64>) -> Result<()> {
+        if let Some(clusters) = &mut self.clusters {
+            let row = clusters.join(&self.tables, self.pipeline, id, band_keys, vacated)?;
+            self.joined = Some(row);
+        }
+        Ok(())
+    }
+
+    /// The cluster the last document stored joined (`None` without
+    /// clusters).
+    pub fn joined(&self) -> Option<Row> {
+        self.joined
     }
 
     /// A fresh document id.
@@ -86,14 +116,17 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
+        let mut joining = Vec::new();
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
             let doc = docs[i];
+            let mut vacated = None;
             if let Some(old) = self.tables.id_of(&doc.key)? {
-                self.delete(old, &doc.key)?;
+                vacated = self.delete(old, &doc.key)?;
                 replaced += 1;
             }
             let id = self.new_id();
+            joining.push((id, i, vacated));
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
@@ -104,6 +137,11 @@ impl<'t, 'p> Writer<'t, 'p> {
         self.tables.put_run(postings, &blocks)?;
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;
+        }
+        if self.clusters.is_some() {
+            for (id, i, vacated) in joining {
+                self.join_cluster(id, &docs[i].band_keys, vacated)?;
+            }
         }
         Ok(replaced)
     }
@@ -146,8 +184,19 @@ impl<'t, 'p> Writer<'t, 'p> {
         if postings.is_empty() {
             return Ok(());
         }
+        let joining = match self.clusters {
+            Some(_) => band_keys_by_document(&postings),
+            None => Vec::new(),
+        };
         postings.sort_unstable();
-        self.tables.put_run(postings, &[])
+        self.tables.put_run(postings, &[])?;
+        for (id, band_keys) in joining {
+            // A document replaced before its postings were written is gone.
+            if redb::ReadableTable::get(&self.tables.sigs, id)?.is_some() {
+                self.join_cluster(id, &band_keys, None)?;
+            }
+        }
+        Ok(())
     }
 
     /// Removes the document under `key`; false when there is none.
@@ -161,8 +210,9 @@ impl<'t, 'p> Writer<'t, 'p> {
 
     /// Deletes stored document `id` (under `key`) with every posting of it:
     /// its band keys, SimHash blocks and containment postings, recomputed
-    /// from its stored records.
-    fn delete(&mut self, id: u64, key: &str) -> Result<()> {
+    /// from its stored records; then takes it out of its cluster. Returns
+    /// the cluster it left empty, if any.
+    fn delete(&mut self, id: u64, key: &str) -> Result<Option<u64>> {
         let (mut record, mut set) = (SignatureRecord::default(), Vec::new());
         let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
         if self
@@ -175,7 +225,11 @@ impl<'t, 'p> Writer<'t, 'p> {
                 containment.remove(id, record.set_len, &record.values)?;
             }
         }
-        self.tables.delete(id, key, &band_keys, &blocks)
+        self.tables.delete(id, key, &band_keys, &blocks)?;
+        match &mut self.clusters {
+            Some(clusters) => clusters.leave(&self.tables, self.pipeline, id),
+            None => Ok(None),
+        }
     }
 
     /// Inserts `doc` unless a stored document other than its own key is a
@@ -287,6 +341,9 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// Writes the id counter; call before committing.
     pub fn finish(mut self) -> Result<()> {
         self.tables.flush_fresh()?;
+        if let Some(clusters) = self.clusters.take() {
+            clusters.finish()?;
+        }
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
     }
 }

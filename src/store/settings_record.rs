@@ -10,11 +10,15 @@
 //! (f64 little-endian), bands and rows (varints), SimHash blocks (option
 //! byte, then a varint), store text (byte 0 or 1); then, only when the
 //! containment index is on, its trees, depth and classes per octave
-//! (varints). Varints are unsigned LEB128; option and bool bytes are 0 or 1.
+//! (varints); then, only when clusters are maintained, a 0 in place of the
+//! trees when the containment index is off, and the representative policy
+//! (varint: 0 first inserted, 1 longest, 2 smallest key). A build that
+//! knows no clusters refuses such a record (zero trees, or trailing bytes)
+//! instead of writing to the file without keeping its clusters. Varints are unsigned LEB128; option and bool bytes are 0 or 1.
 //! These are the bytes the postcard encoding of the settings struct wrote,
 //! so every existing file reads unchanged (`tests/settings_record.rs`).
 
-use crate::config::Settings;
+use crate::config::{Representative, Settings};
 use crate::shingle::{ShingleConfig, ShingleKind, Whitespace};
 use crate::sketch::ensemble::Ensemble;
 use crate::sketch::minhash::{MinHashConfig, Scheme};
@@ -76,7 +80,22 @@ pub fn encode(settings: &Settings) -> Vec<u8> {
         varint(&mut out, ensemble.depth() as u64);
         varint(&mut out, u64::from(ensemble.classes_per_octave()));
     }
+    if let Some(policy) = settings.clusters {
+        if settings.containment.is_none() {
+            varint(&mut out, 0);
+        }
+        varint(&mut out, policy_code(policy));
+    }
     out
+}
+
+/// A representative policy's number in the record.
+fn policy_code(policy: Representative) -> u64 {
+    match policy {
+        Representative::FirstInserted => 0,
+        Representative::Longest => 1,
+        Representative::SmallestKey => 2,
+    }
 }
 
 /// Decodes the payload of a settings record (layout 1).
@@ -101,13 +120,26 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
     let (bands, rows) = (r.usize()?, r.usize()?);
     let simhash_blocks = if r.flag()? { Some(r.u32()?) } else { None };
     let store_text = r.flag()?;
-    let containment = if r.0.is_empty() {
+    // A 0 in place of the trees says "no containment index, clusters follow".
+    let marked = !r.0.is_empty();
+    let containment = match if marked { r.u32()? } else { 0 } {
+        0 => None,
+        trees => {
+            let (depth, classes) = (r.u32()?, r.u32()?);
+            let ensemble = Ensemble::new(trees, depth, classes, minhash.num_perm)
+                .map_err(|e| bad(format!("containment index: {e}")))?;
+            Some(ensemble)
+        }
+    };
+    let clusters = if r.0.is_empty() && (containment.is_some() || !marked) {
         None
     } else {
-        let (trees, depth, classes) = (r.u32()?, r.u32()?, r.u32()?);
-        let ensemble = Ensemble::new(trees, depth, classes, minhash.num_perm)
-            .map_err(|e| bad(format!("containment index: {e}")))?;
-        Some(ensemble)
+        Some(match r.u32()? {
+            0 => Representative::FirstInserted,
+            1 => Representative::Longest,
+            2 => Representative::SmallestKey,
+            v => return Err(bad(format!("no representative policy {v}"))),
+        })
     };
     if !r.0.is_empty() {
         return Err(bad("trailing bytes"));
@@ -121,6 +153,7 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
         simhash_blocks,
         store_text,
         containment,
+        clusters,
     })
 }
 
