@@ -35,6 +35,9 @@ pub struct SettingsReport {
     pub store_text: bool,
     /// The containment index's shape, `None` without the index.
     pub containment: Option<ContainmentSettings>,
+    /// The maintained clusters' representative policy (`first`,
+    /// `longest`, `smallest-key`), `None` without clusters.
+    pub clusters: Option<&'static str>,
 }
 
 /// The containment index's shape (LSH Ensemble).
@@ -72,6 +75,7 @@ impl Settings {
                 depth: e.depth(),
                 classes_per_octave: e.classes_per_octave(),
             }),
+            clusters: self.clusters.map(|p| p.name()),
         }
     }
 }
