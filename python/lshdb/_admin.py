@@ -3,7 +3,7 @@ and its labels."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, cast
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union, cast
 
 from . import _checks as _c
 from ._handle import Handle
@@ -50,20 +50,25 @@ class Maintenance(Handle):
         rows: Optional[int] = None,
         *,
         containment: Optional[bool] = None,
+        clusters: Union[bool, str, None] = None,
     ) -> None:
         """Re-bands the index for a new ``threshold`` (``bands`` and
         ``rows``, both or neither, override the tuner), and/or builds
         (``containment=True``) or drops (``containment=False``) the
         containment index that ``query(containment=t)`` needs, from the
         stored signatures and shingle sets (no input is re-read). Give a
-        threshold, ``containment=``, or both. Waits for running calls; its
+        threshold, ``containment=``, or both. ``clusters=True`` (or a
+        representative policy, see :meth:`create`) builds the maintained
+        clusters, with new ids; ``clusters=False`` drops them.
+        Waits for running calls; its
         commits are durable whatever the handle's durability."""
         _c.real("rebuild", "threshold", threshold, True)
         _c.count("rebuild", "bands", bands, True)
         _c.count("rebuild", "rows", rows, True)
         if containment is not None:
             _c.flag("rebuild", "containment", containment)
-        self._db.rebuild(threshold, bands, rows, containment=containment)
+        policy = None if clusters is None else (_c.clusters("rebuild", clusters) or "off")
+        self._db.rebuild(threshold, bands, rows, containment=containment, clusters=policy)
 
     @property
     def labels(self) -> Labels:

@@ -1,6 +1,7 @@
 """The :class:`Database` handle, assembled from one mixin per area:
 opening and creating files (``_open``), writes (``_write``), reads,
-queries, pairs and groups (``_read``), maintenance (``_admin``). Each
+queries, pairs and groups (``_read``), maintenance (``_admin``), the
+maintained clusters (``_clusters``). Each
 method checks its arguments' types (``_checks``), converts its inputs
 (``_inputs``), calls the native module with the GIL released, and wraps
 what comes back in the result types (``_results``)."""
@@ -8,6 +9,7 @@ what comes back in the result types (``_results``)."""
 from __future__ import annotations
 
 from ._admin import Maintenance
+from ._clusters import Clusters
 from ._open import Opening
 from ._read import Reads
 from ._write import Writes
@@ -15,7 +17,7 @@ from ._write import Writes
 __all__ = ["Database"]
 
 
-class Database(Opening, Writes, Reads, Maintenance):
+class Database(Opening, Writes, Reads, Maintenance, Clusters):
     """A persistent near-duplicate index in one file.
 
     Create one with :meth:`create`, open one with :meth:`open`; use it as a

@@ -5,7 +5,7 @@ it from one mixin per area, as ``python/src/database/`` has one
 
 from __future__ import annotations
 
-from typing import Any, Dict, Literal, Mapping, Optional, Type, TypeVar
+from typing import Any, Dict, Literal, Mapping, Optional, Type, TypeVar, Union
 
 from . import _checks as _c
 from . import _lshdb
@@ -55,6 +55,7 @@ class Opening(Handle, Closes):
         simhash: Optional[int] = None,
         store_text: bool = False,
         containment: bool = False,
+        clusters: Union[bool, str, None] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
@@ -68,7 +69,11 @@ class Opening(Handle, Closes):
         ``simhash=D`` adds a SimHash index for searches up to D bits (≤ 7);
         ``store_text`` keeps each document's text for :meth:`get`;
         ``containment=True`` keeps the containment index that makes
-        ``query(containment=t)`` fast. ``durability="none"`` trades
+        ``query(containment=t)`` fast; ``clusters=True`` (or a
+        representative policy, ``"first"``, ``"longest"`` or
+        ``"smallest-key"``) maintains near-duplicate clusters with stable
+        ids on every write (:meth:`cluster_of`, ``docs/clusters.md``).
+        ``durability="none"`` trades
         durability for speed: see :meth:`flush`.
 
         Raises :class:`FileExists` when ``path`` exists,
@@ -78,6 +83,7 @@ class Opening(Handle, Closes):
         """
         _c.config("create", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("create", "containment", containment)
+        policy = _c.clusters("create", clusters)
         _c.path("create", "path", path)
         _c.count("create", "cache_bytes", cache_bytes, True)
         _c.count("create", "record_cache_bytes", record_cache_bytes, True)
@@ -93,6 +99,7 @@ class Opening(Handle, Closes):
                 simhash=simhash,
                 store_text=store_text,
                 containment=containment,
+                clusters=policy,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
@@ -111,6 +118,7 @@ class Opening(Handle, Closes):
         simhash: Optional[int] = None,
         store_text: bool = False,
         containment: bool = False,
+        clusters: Union[bool, str, None] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
@@ -120,6 +128,7 @@ class Opening(Handle, Closes):
         tests and short jobs. Its :attr:`path` is ``":memory:"``."""
         _c.config("memory", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("memory", "containment", containment)
+        policy = _c.clusters("memory", clusters)
         _c.count("memory", "cache_bytes", cache_bytes, True)
         _c.count("memory", "record_cache_bytes", record_cache_bytes, True)
         _c.string("memory", "durability", durability)
@@ -133,6 +142,7 @@ class Opening(Handle, Closes):
                 simhash=simhash,
                 store_text=store_text,
                 containment=containment,
+                clusters=policy,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
@@ -159,6 +169,7 @@ class Opening(Handle, Closes):
         simhash: Optional[int] = None,
         store_text: Optional[bool] = None,
         containment: Optional[bool] = None,
+        clusters: Union[bool, str, None] = None,
     ) -> _D:
         """Opens an existing database; its configuration comes from the file.
 
@@ -200,6 +211,7 @@ class Opening(Handle, Closes):
         _c.string("open", "durability", durability)
         _c.flag("open", "create", create)
         _c.open_config(threshold, shingle, num_perm, bands, rows, simhash, store_text, containment)
+        policy = _c.clusters("open", clusters)
         return cls(
             _lshdb.Database.open(
                 path,
@@ -218,6 +230,7 @@ class Opening(Handle, Closes):
                 simhash=simhash,
                 store_text=store_text,
                 containment=containment,
+                clusters=policy,
             )
         )
 

@@ -46,7 +46,7 @@ pub struct CreateArgs {
     #[arg(long)]
     containment: bool,
     /// Maintain near-duplicate clusters with stable ids on every write
-    /// (`lshdb clusters`, `get`, `dedup --db`).
+    /// (`lshdb clusters`, `get`, and dedup with a database).
     #[arg(long)]
     clusters: bool,
     /// The clusters' representative: first (inserted), longest or

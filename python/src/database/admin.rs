@@ -32,7 +32,8 @@ impl Database {
 
     /// Re-bands for a new threshold and/or builds (true) or drops (false)
     /// the containment index.
-    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None))]
+    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None, clusters = None))]
+    #[allow(clippy::too_many_arguments)]
     fn rebuild(
         &self,
         py: Python<'_>,
@@ -40,6 +41,7 @@ impl Database {
         bands: Option<usize>,
         rows: Option<usize>,
         containment: Option<bool>,
+        clusters: Option<String>,
     ) -> PyResult<()> {
         let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
         let banding = match (bands, rows) {
@@ -47,7 +49,16 @@ impl Database {
             (None, None) => None,
             _ => return fail("rebuild: give both bands and rows, or neither"),
         };
-        if threshold.is_none() && (banding.is_some() || containment.is_none()) {
+        let policy = match clusters.as_deref() {
+            None | Some("off") => None,
+            Some(name) => match lshdb::Representative::from_name(name) {
+                Some(policy) => Some(policy),
+                None => return fail("rebuild: clusters= takes True, False, \"first\", \"longest\" or \"smallest-key\""),
+            },
+        };
+        if threshold.is_none()
+            && (banding.is_some() || (containment.is_none() && clusters.is_none()))
+        {
             return fail("rebuild: give threshold= (with bands= and rows=, or neither), containment=True or False, or both");
         }
         self.write(py, |db| {
@@ -58,6 +69,11 @@ impl Database {
                 Some(true) => db.build_containment_index()?,
                 Some(false) => db.drop_containment_index()?,
                 None => {}
+            }
+            match (clusters.is_some(), policy) {
+                (true, Some(policy)) => db.build_clusters(policy)?,
+                (true, None) => db.drop_clusters()?,
+                (false, _) => {}
             }
             Ok(())
         })
