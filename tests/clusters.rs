@@ -394,3 +394,39 @@ fn clusters_equal_groups_and_keep_their_ids_smallest_key() {
 fn clusters_equal_groups_longest() {
     run(991, Representative::Longest, 200);
 }
+
+/// Clusters built for an existing file, rebuilt by a re-banding, and
+/// dropped: each time they equal `groups()` and `check` is clean; a file
+/// without them answers cluster reads with an error.
+#[test]
+fn clusters_are_built_rebuilt_and_dropped_on_an_existing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Database::create(dir.path().join("b.lshdb"), Config::jaccard(0.7)).unwrap();
+    let mut rng = Rng(5);
+    let mut keys = BTreeSet::new();
+    for i in 0..60 {
+        let key = format!("k{i}");
+        db.insert(&key, random_text(&mut rng).as_str()).unwrap();
+        keys.insert(key);
+    }
+    assert!(matches!(
+        db.cluster_of("k0"),
+        Err(lshdb::Error::InvalidParameter { .. })
+    ));
+    db.build_clusters(Representative::SmallestKey).unwrap();
+    assert!(db.has_clusters());
+    assert_matches_groups(&db, &kept(&db), &keys);
+    assert!(db.check().unwrap().is_clean());
+    db.reband(0.6, None).unwrap();
+    assert_matches_groups(&db, &kept(&db), &keys);
+    assert!(db.check().unwrap().is_clean());
+    drop(db);
+    let mut db = Database::open(dir.path().join("b.lshdb")).unwrap();
+    assert_eq!(db.settings().clusters, Some(Representative::SmallestKey));
+    db.remove("k3").unwrap();
+    keys.remove("k3");
+    assert_matches_groups(&db, &kept(&db), &keys);
+    db.drop_clusters().unwrap();
+    assert!(!db.has_clusters());
+    assert!(db.check().unwrap().is_clean());
+}

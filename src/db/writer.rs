@@ -1,7 +1,8 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
-use super::clusters::upkeep::{band_keys_by_document, Upkeep};
+use super::clusters::run::{band_keys_by_document, NewDocs};
+use super::clusters::upkeep::Upkeep;
 use super::held::Held;
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
@@ -116,7 +117,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
-        let mut joining = Vec::new();
+        let (mut joining, mut reuse): (NewDocs, _) = (Vec::new(), Vec::new());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
             let doc = docs[i];
@@ -126,7 +127,10 @@ impl<'t, 'p> Writer<'t, 'p> {
                 replaced += 1;
             }
             let id = self.new_id();
-            joining.push((id, i, vacated));
+            if self.clusters.is_some() {
+                joining.push((id, doc.band_keys.clone()));
+                reuse.push(vacated);
+            }
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
@@ -134,16 +138,40 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
         postings.sort_unstable();
         blocks.sort_unstable();
+        let around = self.clusters_before_run(&joining)?;
         self.tables.put_run(postings, &blocks)?;
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;
         }
-        if self.clusters.is_some() {
-            for (id, i, vacated) in joining {
-                self.join_cluster(id, &docs[i].band_keys, vacated)?;
-            }
-        }
+        self.clusters_after_run(&joining, around, &reuse)?;
         Ok(replaced)
+    }
+
+    /// Cluster upkeep of new documents `new` about to be written as one
+    /// run: their stored neighbours' clusters (`clusters::run`).
+    fn clusters_before_run(&self, new: &NewDocs) -> Result<Option<Vec<Vec<u64>>>> {
+        match &self.clusters {
+            Some(clusters) => Ok(Some(clusters.before_run(
+                &self.tables,
+                self.pipeline,
+                new,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Cluster upkeep of new documents `new` once their run is written:
+    /// they join their clusters (`clusters::run`).
+    fn clusters_after_run(
+        &mut self,
+        new: &NewDocs,
+        stored: Option<Vec<Vec<u64>>>,
+        reuse: &[Option<u64>],
+    ) -> Result<()> {
+        if let (Some(clusters), Some(stored)) = (&mut self.clusters, stored) {
+            clusters.after_run(&self.tables, self.pipeline, new, stored, reuse)?;
+        }
+        Ok(())
     }
 
     /// `n` fresh document ids; returns the first.
@@ -184,19 +212,19 @@ impl<'t, 'p> Writer<'t, 'p> {
         if postings.is_empty() {
             return Ok(());
         }
-        let joining = match self.clusters {
-            Some(_) => band_keys_by_document(&postings),
-            None => Vec::new(),
-        };
-        postings.sort_unstable();
-        self.tables.put_run(postings, &[])?;
-        for (id, band_keys) in joining {
-            // A document replaced before its postings were written is gone.
-            if redb::ReadableTable::get(&self.tables.sigs, id)?.is_some() {
-                self.join_cluster(id, &band_keys, None)?;
+        let mut joining = Vec::new();
+        if self.clusters.is_some() {
+            for (id, band_keys) in band_keys_by_document(&postings) {
+                // A document replaced before its postings were written is gone.
+                if redb::ReadableTable::get(&self.tables.sigs, id)?.is_some() {
+                    joining.push((id, band_keys));
+                }
             }
         }
-        Ok(())
+        let around = self.clusters_before_run(&joining)?;
+        postings.sort_unstable();
+        self.tables.put_run(postings, &[])?;
+        self.clusters_after_run(&joining, around, &[])
     }
 
     /// Removes the document under `key`; false when there is none.

@@ -5,6 +5,7 @@
 //! write is `upkeep.rs`.
 
 mod check;
+pub(crate) mod run;
 pub(crate) mod upkeep;
 
 pub(crate) use check::check;

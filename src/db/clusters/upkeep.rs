@@ -63,7 +63,29 @@ impl<'t> Upkeep<'t> {
         band_keys: &[u64],
         reuse: Option<u64>,
     ) -> Result<Row> {
-        let joined = self.neighbour_clusters(docs, pipeline, id, band_keys)?;
+        let mut by_cluster = Vec::new();
+        for candidate in probe(docs, band_keys)? {
+            if candidate == id {
+                continue;
+            }
+            if let Some(cluster) = self.tables.cluster_of(candidate)? {
+                by_cluster.push((cluster, candidate));
+            }
+        }
+        let joined = self.verified_clusters(docs, pipeline, id, by_cluster)?;
+        self.merge(docs, id, joined, reuse)
+    }
+
+    /// Files `id` in the merge of clusters `joined` (ascending, distinct),
+    /// or in a new cluster (numbered `reuse` when given) when there are
+    /// none.
+    pub(super) fn merge(
+        &mut self,
+        docs: &WriteTables<'_>,
+        id: u64,
+        joined: Vec<u64>,
+        reuse: Option<u64>,
+    ) -> Result<Row> {
         let Some((&survivor, others)) = joined.split_first() else {
             let cluster = match reuse {
                 Some(cluster) => cluster,
@@ -97,36 +119,23 @@ impl<'t> Upkeep<'t> {
         Ok(row)
     }
 
-    /// The clusters (ascending) holding a verified neighbour of `id`. One
-    /// verified neighbour per cluster is enough, so a cluster's other
-    /// candidates are not verified once one of them is.
-    fn neighbour_clusters(
+    /// Of the candidates `by_cluster` of document `id`, (cluster,
+    /// candidate) pairs in any order, the clusters (ascending, distinct)
+    /// that hold a verified neighbour. One verified neighbour per cluster
+    /// is enough, so a cluster's other candidates are not verified once
+    /// one of them is.
+    pub(super) fn verified_clusters(
         &self,
         docs: &WriteTables<'_>,
         pipeline: &Pipeline,
         id: u64,
-        band_keys: &[u64],
+        mut by_cluster: Vec<(u64, u64)>,
     ) -> Result<Vec<u64>> {
-        let mut candidates = Vec::new();
-        for (band, &key) in band_keys.iter().enumerate() {
-            let probe = Probe::all(band as u32, key, usize::MAX);
-            docs.postings(Postings::Buckets, probe, &mut candidates)?;
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut by_cluster: Vec<(u64, u64)> = Vec::new();
-        for candidate in candidates {
-            if candidate == id {
-                continue;
-            }
-            if let Some(cluster) = self.tables.cluster_of(candidate)? {
-                by_cluster.push((cluster, candidate));
-            }
-        }
         if by_cluster.is_empty() {
             return Ok(Vec::new());
         }
         by_cluster.sort_unstable();
+        by_cluster.dedup();
         let mut set = Vec::new();
         if !docs.set_into(id, &mut set)? {
             return Err(Error::corrupted(format!(
@@ -154,6 +163,19 @@ impl<'t> Upkeep<'t> {
             }
         }
         Ok(joined)
+    }
+
+    /// Cluster `id` now: itself, or the cluster it merged into.
+    pub(super) fn current(&self, id: u64) -> Result<u64> {
+        match self.tables.resolve(id)? {
+            Some(row) => Ok(row.id),
+            None => Err(Error::corrupted(format!("cluster {id} vanished"))),
+        }
+    }
+
+    /// The cluster document `doc` is in, if any.
+    pub(super) fn cluster_of(&self, doc: u64) -> Result<Option<u64>> {
+        self.tables.cluster_of(doc)
     }
 
     /// Takes document `id` (its records already deleted) out of its
@@ -256,6 +278,19 @@ impl<'t> Upkeep<'t> {
     }
 }
 
+/// Every id posted in the buckets of `band_keys` (fresh and in runs, no
+/// cap), ascending and distinct.
+pub(super) fn probe(docs: &WriteTables<'_>, band_keys: &[u64]) -> Result<Vec<u64>> {
+    let mut candidates = Vec::new();
+    for (band, &key) in band_keys.iter().enumerate() {
+        let probe = Probe::all(band as u32, key, usize::MAX);
+        docs.postings(Postings::Buckets, probe, &mut candidates)?;
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    Ok(candidates)
+}
+
 /// How `policy` ranks document `id`: the smallest rank is the
 /// representative (ties, which only copies of one key could make, go to
 /// the smaller id).
@@ -349,20 +384,4 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
         i = grand;
     }
     i
-}
-
-/// The documents of a posting run (band and key postings, in any order)
-/// with their band keys in band order, by ascending id: the documents a
-/// run of new documents makes visible, for them to join their clusters.
-pub(crate) fn band_keys_by_document(postings: &[(u32, u64, u64)]) -> Vec<(u64, Vec<u64>)> {
-    let mut by_id: Vec<(u64, u32, u64)> = postings
-        .iter()
-        .filter(|p| p.0 != crate::store::schema::KEY_BAND)
-        .map(|&(band, key, id)| (id, band, key))
-        .collect();
-    by_id.sort_unstable();
-    by_id
-        .chunk_by(|a, b| a.0 == b.0)
-        .map(|doc| (doc[0].0, doc.iter().map(|p| p.2).collect()))
-        .collect()
 }
