@@ -69,14 +69,21 @@ impl Upkeep<'_> {
         stored: Vec<Vec<u64>>,
         reuse: &[Option<u64>],
     ) -> Result<()> {
-        // (band, key) → the places in `new` of the documents joined so far.
-        let mut buckets: HashMap<(u32, u64), Vec<u32>> = HashMap::new();
+        // The postings of the documents joined so far, as chains: (band,
+        // key) → its last posting; each posting's document (its place in
+        // `new`) and the posting before it in the same bucket. No
+        // allocation per bucket.
+        let mut last: HashMap<(u32, u64), u32> = HashMap::new();
+        let (mut owner, mut before): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         let mut joined_to: Vec<u64> = Vec::with_capacity(new.len());
+        let mut earlier: Vec<u32> = Vec::new();
         for (i, ((id, band_keys), stored)) in new.iter().zip(stored).enumerate() {
-            let mut earlier: Vec<u32> = Vec::new();
+            earlier.clear();
             for (band, &key) in band_keys.iter().enumerate() {
-                if let Some(places) = buckets.get(&(band as u32, key)) {
-                    earlier.extend_from_slice(places);
+                let mut at = last.get(&(band as u32, key)).copied().unwrap_or(NONE);
+                while at != NONE {
+                    earlier.push(owner[at as usize]);
+                    at = before[at as usize];
                 }
             }
             earlier.sort_unstable();
@@ -88,7 +95,7 @@ impl Upkeep<'_> {
             // Clusters at join time, resolved once each.
             let mut resolved: HashMap<u64, u64> = HashMap::new();
             let mut by_cluster = Vec::new();
-            for place in earlier {
+            for &place in &earlier {
                 let at = joined_to[place as usize];
                 let now = match resolved.get(&at) {
                     Some(&now) => now,
@@ -108,12 +115,14 @@ impl Upkeep<'_> {
             let row = self.merge(docs, *id, joined, reuse.get(i).copied().flatten())?;
             joined_to.push(row.id);
             for (band, &key) in band_keys.iter().enumerate() {
-                buckets
-                    .entry((band as u32, key))
-                    .or_default()
-                    .push(i as u32);
+                let posting = owner.len() as u32;
+                owner.push(i as u32);
+                before.push(last.insert((band as u32, key), posting).unwrap_or(NONE));
             }
         }
         Ok(())
     }
 }
+
+/// The end of a chain of postings.
+const NONE: u32 = u32::MAX;
