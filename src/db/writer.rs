@@ -7,7 +7,7 @@ use super::held::Held;
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
-use crate::store::clusters::Row;
+use crate::store::clusters::{Row, NEXT_CLUSTER};
 use crate::store::codec::SignatureRecord;
 use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
@@ -35,6 +35,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     pub fn open(txn: &'t WriteTransaction, pipeline: &'p Pipeline) -> Result<Self> {
         let meta_table = txn.open_table(META)?;
         let next_id = meta::read_u64(&meta_table, meta_keys::NEXT_ID)?.max(1);
+        let next_cluster = meta::read_u64(&meta_table, NEXT_CLUSTER)?;
         Ok(Self {
             tables: WriteTables::open(txn)?,
             meta: meta_table,
@@ -44,7 +45,7 @@ impl<'t, 'p> Writer<'t, 'p> {
                 Some(ensemble) => Some(ContainmentWriter::open(txn, ensemble)?),
                 None => None,
             },
-            clusters: Upkeep::open(txn, pipeline)?,
+            clusters: Upkeep::open(txn, pipeline, next_cluster)?,
             joined: None,
         })
     }
@@ -370,7 +371,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     pub fn finish(mut self) -> Result<()> {
         self.tables.flush_fresh()?;
         if let Some(clusters) = self.clusters.take() {
-            clusters.finish()?;
+            meta::write_u64(&mut self.meta, NEXT_CLUSTER, clusters.finish())?;
         }
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
     }

@@ -26,11 +26,9 @@ pub const CLUSTERS: TableDefinition<u64, (u64, u64)> = TableDefinition::new("clu
 /// Merged cluster id → the id it merged into (itself perhaps an alias).
 pub const CLUSTER_ALIASES: TableDefinition<u64, u64> = TableDefinition::new("cluster_aliases");
 
-/// `next` → the next cluster id to hand out.
-pub const CLUSTER_META: TableDefinition<&str, u64> = TableDefinition::new("cluster_meta");
-
-/// The key of the cluster id counter in [`CLUSTER_META`].
-pub const NEXT_CLUSTER: &str = "next";
+/// The key of the cluster id counter (the next id to hand out, u64 LE;
+/// absent: 1) in the `meta` table, which every write commits anyway.
+pub const NEXT_CLUSTER: &str = "next_cluster";
 
 /// A cluster as stored: its id, representative document id and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,9 +237,4 @@ where
     pub fn counts(&self) -> Result<(u64, u64)> {
         Ok((self.clusters.len()?, self.of.len()?))
     }
-}
-
-/// Reads the cluster id counter (1 when never written).
-pub fn read_next(table: &impl ReadableTable<&'static str, u64>) -> Result<u64> {
-    Ok(table.get(NEXT_CLUSTER)?.map_or(1, |v| v.value()).max(1))
 }

@@ -14,7 +14,9 @@ use super::Database;
 use crate::config::{Representative, Settings};
 use crate::pipeline::{Document, Pipeline};
 use crate::store::clusters::{ClusterRead, Row, CLUSTER_ALIASES, CLUSTER_MEMBERS, CLUSTER_OF};
-use crate::store::clusters::{CLUSTERS, CLUSTER_META};
+use crate::store::clusters::{ClusterWrite, CLUSTERS, NEXT_CLUSTER};
+use crate::store::meta;
+use crate::store::schema::META;
 use crate::store::tables::{Index, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
 use redb::{ReadableTable, WriteTransaction};
@@ -173,9 +175,6 @@ impl Database {
                 txn.delete_table(CLUSTER_MEMBERS)?;
                 txn.delete_table(CLUSTERS)?;
                 txn.delete_table(CLUSTER_ALIASES)?;
-                if policy.is_none() {
-                    txn.delete_table(CLUSTER_META)?;
-                }
                 rebuild(txn, pipeline)
             })
         })
@@ -206,17 +205,18 @@ impl Database {
 /// Creates the cluster tables of a new file whose settings keep clusters
 /// (so that reads find them before the first write).
 pub(crate) fn create_tables(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()> {
-    match Upkeep::open(txn, pipeline)? {
-        Some(upkeep) => upkeep.finish(),
-        None => Ok(()),
+    if pipeline.clusters().is_some() {
+        ClusterWrite::open(txn)?;
     }
+    Ok(())
 }
 
 /// (Re)builds the clusters of every stored document under `pipeline`'s
 /// settings (nothing when they keep none), as if each document were
 /// inserted in id order.
 pub(crate) fn rebuild(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()> {
-    let Some(mut upkeep) = Upkeep::open(txn, pipeline)? else {
+    let next = meta::read_u64(&txn.open_table(META)?, NEXT_CLUSTER)?;
+    let Some(mut upkeep) = Upkeep::open(txn, pipeline, next)? else {
         return Ok(());
     };
     upkeep.clear()?;
@@ -239,7 +239,9 @@ pub(crate) fn rebuild(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()>
         }
         from = last + 1;
     }
-    upkeep.finish()
+    let next = upkeep.finish();
+    drop(docs);
+    meta::write_u64(&mut txn.open_table(META)?, NEXT_CLUSTER, next)
 }
 
 /// Documents a rebuild reads at a time.

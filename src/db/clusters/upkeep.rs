@@ -11,18 +11,17 @@
 use crate::config::Representative;
 use crate::pipeline::Pipeline;
 use crate::query::plan::{verify, verify_in_memory, Explain};
-use crate::store::clusters::{read_next, ClusterWrite, Row, CLUSTER_META, NEXT_CLUSTER};
+use crate::store::clusters::{ClusterWrite, Row};
 use crate::store::codec::SignatureRecord;
 use crate::store::probe::Probe;
 use crate::store::tables::{Index, Postings, Reader, WriteTables};
 use crate::{Error, Result};
-use redb::{Table, WriteTransaction};
+use redb::WriteTransaction;
 use std::collections::HashMap;
 
 /// The cluster tables of a write transaction and the rule they follow.
 pub(crate) struct Upkeep<'t> {
     tables: ClusterWrite<'t>,
-    meta: Table<'t, &'static str, u64>,
     next: u64,
     policy: Representative,
     threshold: f64,
@@ -33,16 +32,15 @@ type Rank = (u64, String, u64);
 
 impl<'t> Upkeep<'t> {
     /// The upkeep of a write transaction, `None` when `pipeline`'s settings
-    /// keep no clusters.
-    pub fn open(txn: &'t WriteTransaction, pipeline: &Pipeline) -> Result<Option<Self>> {
+    /// keep no clusters; `next` is the cluster id counter
+    /// (`store::clusters::NEXT_CLUSTER`, read by the caller).
+    pub fn open(txn: &'t WriteTransaction, pipeline: &Pipeline, next: u64) -> Result<Option<Self>> {
         let Some((policy, threshold)) = pipeline.clusters() else {
             return Ok(None);
         };
-        let meta = txn.open_table(CLUSTER_META)?;
         Ok(Some(Self {
             tables: ClusterWrite::open(txn)?,
-            next: read_next(&meta)?,
-            meta,
+            next: next.max(1),
             policy,
             threshold,
         }))
@@ -237,10 +235,10 @@ impl<'t> Upkeep<'t> {
         self.tables.clear()
     }
 
-    /// Writes the id counter; call before committing.
-    pub fn finish(mut self) -> Result<()> {
-        self.meta.insert(NEXT_CLUSTER, self.next)?;
-        Ok(())
+    /// Ends the upkeep; returns the id counter for the caller to write
+    /// before committing.
+    pub fn finish(self) -> u64 {
+        self.next
     }
 
     fn fresh_id(&mut self) -> u64 {
