@@ -14,7 +14,8 @@
 //! modes `--repeat` times, and each mode's best rate counts. Then it times `--singles` single
 //! durable inserts into each, alternating between the two files so that
 //! both see the same disk and machine load, half of them near-duplicates
-//! of stored documents (they join clusters), half new texts. Prints one
+//! of stored documents (they join clusters; with `--corpus`, of synthetic
+//! texts the file does not hold), half new texts. Prints one
 //! JSON line per mode and one with the ratios the bars are about:
 //! the median single insert with / without (bar ≤ 1.3) and the bulk rate
 //! with / without (bar ≥ 0.7).
