@@ -41,6 +41,9 @@ pub struct Config {
     /// Whether the containment index (LSH Ensemble, for
     /// [`crate::ContainmentQuery`]) is kept.
     pub containment: bool,
+    /// Whether the time index (each document's timestamp, for
+    /// [`crate::Database::expire`]) is kept.
+    pub timestamps: bool,
     /// Whether near-duplicate clusters are maintained on every write, and
     /// how each cluster's representative is chosen; `None` keeps none
     /// (see [`Config::clusters`]).
@@ -96,6 +99,7 @@ impl Config {
             simhash_max_distance: None,
             store_text: false,
             containment: false,
+            timestamps: false,
             clusters: None,
         }
     }
@@ -138,6 +142,14 @@ impl Config {
     /// threshold.
     pub fn containment(mut self, on: bool) -> Self {
         self.containment = on;
+        self
+    }
+
+    /// Keeps (or not) the time index: each document's timestamp (given
+    /// with [`crate::Database::insert_at`], or the time it was written),
+    /// for [`crate::Database::expire`]. Two small entries per document.
+    pub fn timestamps(mut self, on: bool) -> Self {
+        self.timestamps = on;
         self
     }
 
@@ -194,6 +206,7 @@ impl Config {
             } else {
                 None
             },
+            timestamps: self.timestamps,
             clusters: self.clusters,
         })
     }
@@ -238,6 +251,10 @@ pub struct Settings {
     /// (`store::settings_record`, `docs/format.md`).
     #[serde(skip)]
     pub containment: Option<Ensemble>,
+    /// Whether the time index is kept (`store::times`). The settings record
+    /// appends it only when on, as the containment index.
+    #[serde(skip)]
+    pub timestamps: bool,
     /// The representative policy of the maintained clusters, or `None`
     /// when the file keeps none. Appended to the settings record only when
     /// on, as the containment index is.
@@ -262,7 +279,7 @@ impl Settings {
         &self,
         other: &Settings,
     ) -> Option<(&'static str, String, String)> {
-        let fields: [(&'static str, String, String); 9] = [
+        let fields: [(&'static str, String, String); 10] = [
             (
                 "shingle",
                 format!("{:?}", self.shingle),
@@ -294,6 +311,11 @@ impl Settings {
                 "containment",
                 format!("{:?}", self.containment),
                 format!("{:?}", other.containment),
+            ),
+            (
+                "timestamps",
+                self.timestamps.to_string(),
+                other.timestamps.to_string(),
             ),
             (
                 "clusters",

@@ -165,6 +165,16 @@ pub enum Error {
     #[error("{0} is not enabled in this database; create it with that index turned on")]
     IndexDisabled(&'static str),
 
+    /// The database keeps no time index, which expiry and timestamps need
+    /// ([`crate::Config::timestamps`],
+    /// [`crate::Database::build_time_index`]).
+    #[error(
+        "this database keeps no time index, which expiry walks: build it on this file (the \
+         documents stored so far are stamped with the time of the build), or create the \
+         file with timestamps turned on"
+    )]
+    NoTimeIndex,
+
     /// An earlier commit failed; the handle refuses writes until reopened,
     /// since the state in memory can no longer be trusted.
     #[error("an earlier write failed ({0}); reopen the database before writing again")]

@@ -41,6 +41,9 @@ pub struct Prepared {
     keep_signature: bool,
     /// The size of the shingle set.
     set_len: u32,
+    /// The document's timestamp for the time index (seconds since the
+    /// Unix epoch); `None` stamps it with the time it is written.
+    pub timestamp: Option<u64>,
 }
 
 /// The encoded `Tag::Doc`, `Tag::Set` and `Tag::Signature` records.
@@ -61,6 +64,18 @@ impl Prepared {
         if !self.keep_signature {
             self.signature = Vec::new();
         }
+    }
+
+    /// The bytes this document takes in memory, about: its allocations
+    /// and itself.
+    pub(crate) fn memory(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.key.capacity()
+            + 4 * (self.set.capacity() + self.signature.capacity())
+            + 8 * (self.band_keys.capacity() + self.blocks.capacity())
+            + self.records.doc.capacity()
+            + self.records.set.capacity()
+            + self.records.signature.capacity()
     }
 
     /// The size of the shingle set (kept after [`Prepared::trim`]).
@@ -87,6 +102,7 @@ pub struct Pipeline {
     sketcher: Sketcher,
     store_text: bool,
     containment: Option<crate::sketch::ensemble::Ensemble>,
+    timestamps: bool,
     /// The clusters' representative policy and threshold, when kept.
     clusters: Option<(crate::config::Representative, f64)>,
 }
@@ -104,6 +120,7 @@ impl Pipeline {
             sketcher: Sketcher::new(settings)?,
             store_text: settings.store_text,
             containment: settings.containment,
+            timestamps: settings.timestamps,
             clusters: settings.clusters.map(|policy| (policy, settings.threshold)),
         })
     }
@@ -127,6 +144,11 @@ impl Pipeline {
     /// The containment index's shape, when that index is on.
     pub fn containment(&self) -> Option<crate::sketch::ensemble::Ensemble> {
         self.containment
+    }
+
+    /// Whether the time index is on.
+    pub fn timestamps(&self) -> bool {
+        self.timestamps
     }
 
     /// The signature length.
@@ -193,6 +215,7 @@ impl Pipeline {
             simhash,
             blocks,
             records,
+            timestamp: None,
         })
     }
 

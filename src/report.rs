@@ -35,6 +35,8 @@ pub struct SettingsReport {
     pub store_text: bool,
     /// The containment index's shape, `None` without the index.
     pub containment: Option<ContainmentSettings>,
+    /// Whether the time index (each document's timestamp) is kept.
+    pub timestamps: bool,
     /// The maintained clusters' representative policy (`first`,
     /// `longest`, `smallest-key`), `None` without clusters.
     pub clusters: Option<&'static str>,
@@ -75,6 +77,7 @@ impl Settings {
                 depth: e.depth(),
                 classes_per_octave: e.classes_per_octave(),
             }),
+            timestamps: self.timestamps,
             clusters: self.clusters.map(|p| p.name()),
         }
     }

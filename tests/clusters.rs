@@ -430,3 +430,46 @@ fn clusters_are_built_rebuilt_and_dropped_on_an_existing_file() {
     assert!(!db.has_clusters());
     assert!(db.check().unwrap().is_clean());
 }
+
+/// Clusters and the time index together: expiring documents takes them
+/// out of their clusters (the removal path does both), so after `expire`
+/// the clusters still equal `groups()` and `check` is clean; dropping or
+/// building either keeps the other.
+#[test]
+fn clusters_stay_equal_to_groups_after_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.lshdb");
+    let config = Config::jaccard(0.7)
+        .timestamps(true)
+        .cluster_representative(Representative::Longest);
+    let db = Database::create(&path, config).unwrap();
+    let mut rng = Rng(11);
+    let mut keys = BTreeSet::new();
+    for i in 0..80u64 {
+        let key = format!("k{i}");
+        // Stamps in no order, so expiry cuts across clusters.
+        let at = 1_000 + (i * 37) % 80;
+        db.insert_at(&key, random_text(&mut rng).as_str(), at)
+            .unwrap();
+        if at >= 1_040 {
+            keys.insert(key);
+        }
+    }
+    let report = db.expire(1_040).unwrap();
+    assert_eq!(report.removed, 40);
+    assert_matches_groups(&db, &kept(&db), &keys);
+    assert!(db.check().unwrap().is_clean());
+    drop(db);
+    let mut db = Database::open(&path).unwrap();
+    assert!(db.settings().timestamps);
+    assert_eq!(db.settings().clusters, Some(Representative::Longest));
+    db.drop_time_index().unwrap();
+    assert_eq!(db.settings().clusters, Some(Representative::Longest));
+    db.drop_clusters().unwrap();
+    db.build_time_index(2_000).unwrap();
+    db.build_clusters(Representative::FirstInserted).unwrap();
+    assert!(db.settings().timestamps);
+    assert_eq!(db.expire(2_001).unwrap().removed, keys.len() as u64);
+    assert!(kept(&db).is_empty());
+    assert!(db.check().unwrap().is_clean());
+}

@@ -78,9 +78,10 @@ fn damaged_settings_records_are_refused() {
     let damaged = [
         edited(0, |p| p.truncate(p.len() - 1)),    // cut short
         edited(0, |p| p.push(0)),                  // a containment shape cut short
-        edited(2, |p| p.extend([0, 0])),           // trailing bytes after the clusters
-        edited(2, |p| p.push(3)),                  // no such representative policy
-        edited(0, |p| p.extend([0, 3])),           // the same, after the no-containment 0
+        edited(2, |p| p.extend([2, 0, 0])),        // trailing bytes after the clusters
+        edited(2, |p| p.extend([2, 3])),           // no such representative policy
+        edited(0, |p| p.extend([0, 2, 3])),        // the same, after the no-containment 0
+        edited(2, |p| p.push(2)),                  // clusters bit, policy cut short
         edited(0, |p| *p.last_mut().unwrap() = 2), // store_text neither 0 nor 1
         edited(0, |p| p[0] = 3),                   // no such shingle kind
         edited(0, |p| p[2] = 2),                   // no such white-space rule
@@ -102,19 +103,29 @@ fn damaged_settings_records_are_refused() {
     }
 }
 
-/// Clusters append their representative policy after the containment
-/// shape, or after a 0 in its place; a file without them keeps the bytes
-/// of earlier builds (the golden records above).
+/// Clusters are feature bit 1, their representative policy following the
+/// feature bits (after the containment shape, or after a 0 in its place);
+/// a file without them keeps the bytes of earlier builds (the golden
+/// records above).
 #[test]
 fn clusters_append_their_policy_and_round_trip() {
     use lshdb::Representative;
-    for (containment, policy, tail) in [
-        (false, Representative::FirstInserted, vec![0u8, 0]),
-        (false, Representative::SmallestKey, vec![0, 2]),
-        (true, Representative::Longest, vec![32, 4, 2, 1]),
+    for (containment, timestamps, policy, tail) in [
+        (false, false, Representative::FirstInserted, vec![0u8, 2, 0]),
+        (false, false, Representative::SmallestKey, vec![0, 2, 2]),
+        (true, false, Representative::Longest, vec![32, 4, 2, 2, 1]),
+        // Both features: bits 0 and 1, then the policy.
+        (false, true, Representative::Longest, vec![0, 3, 1]),
+        (
+            true,
+            true,
+            Representative::SmallestKey,
+            vec![32, 4, 2, 3, 2],
+        ),
     ] {
         let config = Config::jaccard(0.8)
             .containment(containment)
+            .timestamps(timestamps)
             .cluster_representative(policy);
         let settings = config.resolve().unwrap();
         let plain = Config::jaccard(0.8)
@@ -131,4 +142,27 @@ fn clusters_append_their_policy_and_round_trip() {
         assert_eq!(payload[cut..], tail[..]);
         assert_eq!(decode_settings(&bytes).unwrap(), settings);
     }
+}
+
+#[test]
+fn the_time_index_is_a_feature_bit_older_builds_refuse() {
+    let mut plain = Config::jaccard(0.5).timestamps(true).resolve().unwrap();
+    let bytes = encode_settings(&plain).unwrap();
+    // Golden record 0 with a 0 in the containment index's place (none) and
+    // feature bit 0: a build without the feature reads 0 trees and refuses.
+    assert_eq!(bytes, edited(0, |p| p.extend([0, 1])));
+    assert_eq!(decode_settings(&bytes).unwrap(), plain);
+    let mut both = Config::jaccard(0.9).containment(true).bands(16, 8);
+    both.shingle.kind = ShingleKind::Words(2);
+    let both = both.timestamps(true).resolve().unwrap();
+    let bytes = encode_settings(&both).unwrap();
+    assert_eq!(bytes, edited(2, |p| p.push(1)));
+    assert_eq!(decode_settings(&bytes).unwrap(), both);
+    // Unknown feature bits (a newer build's) are refused; bit 1 is clusters.
+    for payload in [edited(0, |p| p.extend([0, 4])), edited(2, |p| p.push(5))] {
+        let err = decode_settings(&payload).unwrap_err();
+        assert!(err.to_string().contains("unknown features"), "{err}");
+    }
+    plain.timestamps = false;
+    assert_eq!(encode_settings(&plain).unwrap(), GOLDEN[0]);
 }

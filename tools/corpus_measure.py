@@ -35,7 +35,7 @@ class SimHist:
 
 
 def size_hist_lines(size_hist):
-    edges = [1, 2, 3, 4, 5, 6, 11, 21, 51, 101, 201, 501, 1001, 10**9]
+    edges = [1, 2, 3, 4, 5, 6, 11, 21, 51, 101, 201, 501, 1001, 2001, 10**9]
     tot_f = sum(size_hist.values()) or 1
     tot_d = sum(s * c for s, c in size_hist.items()) or 1
     out = ["  size        families      %      docs      %"]
@@ -44,6 +44,6 @@ def size_hist_lines(size_hist):
         dc = sum(s * c for s, c in size_hist.items() if lo <= s < hi)
         if not fc:
             continue
-        label = str(lo) if hi == lo + 1 else "%d-%d" % (lo, hi - 1)
+        label = str(lo) if hi == lo + 1 else "%d-%d" % (lo, hi - 1) if hi < 10**9 else "%d+" % lo
         out.append("  %-9s %10d %6.2f %9d %6.2f" % (label, fc, 100 * fc / tot_f, dc, 100 * dc / tot_d))
     return out

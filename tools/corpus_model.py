@@ -188,9 +188,11 @@ class Editor:
         self.lo = lo
         self.span = hi - lo
 
-    def edit(self, parent, name, rnd):
-        """One edited copy of parent (a str different from parent)."""
-        r = self.lo + self.span * rnd()
+    def edit(self, parent, name, rnd, r=None):
+        """One edited copy of parent (a str different from parent), at edit
+        rate r (default: drawn from the LO,HI range)."""
+        if r is None:
+            r = self.lo + self.span * rnd()
         vocab, nv = self.vocab, self.nv
         toks = parent.split(" ")
         n = len(toks)

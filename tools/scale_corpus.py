@@ -2,83 +2,49 @@
 """Generate large, realistic near-duplicate corpora (1-10 million documents).
 
 Output: JSON Lines ``{"id": <str>, "text": <str>}``, like debian_corpus.py.
+tools/README.md describes the corpus in full (seeds, edit model, figures).
 
-Seed texts: the one-line summaries of /usr/share/package-lists/pypi.tsv
-(column 5) and npm.tsv (column 4), empty ones skipped, exact duplicate texts
-kept once (first occurrence: PyPI before npm, file order); optionally also the
-texts of a JSONL made by debian_corpus.py (``--extra FILE``). About 925,000
-distinct seeds. Many of them are natural near-duplicates of each other
-("Gaussian distributions" / "Gaussian and Binomial distributions"); that is
-kept on purpose and is not part of the planted truth.
+Seed texts: the one-line summaries of /usr/share/package-lists/pypi.tsv and
+npm.tsv (~925,000 distinct non-empty texts), optionally also those of
+``--extra FILE`` (a debian_corpus.py JSONL). Natural near-duplicates among
+them stay and are not part of the planted truth.
 
-Planted families. Family f takes seed ``perm[f mod S]`` (S seeds, perm one
-seeded shuffle) in round r = f div S, and has size s drawn from a truncated
-discrete power law (Zipf): P(s) ~ s^-alpha for s = 1..max_family
-(``--family-alpha``, default 2.0: 61% singletons, mean 4.6; ``--max-family``,
-default 1000). In round 0 the family is the original text plus s-1 edited
-copies; when the seeds run out (round >= 1, beyond about 4.2 million
-documents with the defaults) the family is s fresh edited copies of the same
-seed, without the original. The last family is cut so that the sizes sum to
-exactly --docs. Families of one seed in different rounds are near-duplicates
-of each other too: the families file gives the ``seed`` so that a benchmark
-can group by it.
+Planted families. Family f takes seed ``perm[f mod S]`` in round f div S; its
+size is drawn from a truncated Zipf law P(s) ~ s^-alpha, s = 1..max_family
+(``--family-alpha`` 2.0, ``--max-family`` 2000). Round 0: the original plus
+s-1 edited copies; later rounds: s fresh copies of the same seed (group
+truth by ``seed``). The last family is cut so sizes sum to exactly --docs.
 
-Edit model (each copy): parent = the original (75%) or an earlier copy of the
-family (25%: forks of forks). Edit rate r ~ uniform(--edit-rate LO,HI),
-default 0.0,0.3. Then n = round(r * words) (stochastic rounding) word
-operations, each one of: substitution (45%) or insertion (25%) of a word
-drawn from the corpus vocabulary (frequency weighted), deletion (20%), swap of
-two neighbouring words (10%); then with probability 0.6r a reordering of
-sentences/clauses (". ", ", ", " - ", "; ", " and "), with probability 0.8r
-boilerplate at the start or end (fixed lists PREFIXES/SUFFIXES: "Python
-bindings for", "A fork of NAME with fixes.", licence lines, "This package is
-deprecated.", ...), with probability 0.12 a case change (lower, first letter,
-title, upper) and 0.2 a punctuation change (trailing period, dash to colon,
-commas dropped, "!", "..."). When n = 0 the copy gets exactly one light edit:
-a typo (character dropped, doubled or swapped), punctuation or case. Every
-copy differs from its parent. Jaccard (char 5-shingles) of copies to their
-seed text spreads over 0.0-1.0, ~70% of them at >= 0.5 with the defaults.
+Heavy families (issue 23; the defaults, ``--plain`` turns them off and gives
+the corpus of earlier versions byte for byte): each family draws a share of
+near-exact copies from ``--light LO,HI`` (0.2,0.9; such a copy has edit rate
+under 0.03, mostly one typo) and edits its other copies at ``--edit-rate``
+(0.0,0.5); ``--template-share`` (0.03) of the families of >= 2 are wrapped
+in one of ``--templates`` (24) boilerplate templates (product pages, mirror
+sites), the first ones used most, so that members of different seeds share
+buckets of tens of thousands of documents (corpus_heavy.py).
 
-Distinct texts: every copy is checked against a Bloom filter (k=2, >= 16 bits
-per document, pre-filled with all seed texts); a hit (a true duplicate or a
-false positive, ~10% of copies, mostly in big families of short texts) makes
-the copy be drawn again from a stream seeded by the rejected text's hash, the
-copy and the attempt number. No false negatives, so all texts of one run are
-distinct (case-only copies are distinct texts with Jaccard 1.0). Ids: the
-original is ``SOURCE/NAME`` (source pypi, npm or debian), copies
-``SOURCE/NAME#j`` with j counting the copies of that seed across rounds;
-names with "#" are skipped on input, so ids are unique.
+Edit model (corpus_model.Editor): word substitutions, insertions, deletions
+and swaps at rate r, clause reordering, boilerplate prefixes and suffixes,
+case and punctuation changes; a copy with no word edit gets one typo,
+punctuation or case change. Every copy differs from its parent, and a Bloom
+filter (pre-filled with the seeds) makes every text of a run distinct (a hit
+redraws the copy from a stream seeded by the rejected text). Ids: the
+original is ``SOURCE/NAME``, copies ``SOURCE/NAME#j``.
 
 Determinism: --seed, --docs, the options and the same input files (see
 seed_fingerprint in the summary) fix the output byte for byte (--self-test
-checks it). Each family has its own random stream. Memory: the seed texts
-(~0.5 GB peak RSS with all of PyPI and npm) plus a Bloom filter of 2-4 bytes
-per document plus the shuffle window; no output is kept.
+checks it). Memory: the seeds (~0.5 GB) plus the Bloom filter plus the
+shuffle window (``--shuffle-window``, 100000); nothing per document.
 
-Output order: families are generated one after another, then passed through a
-shuffle window (``--shuffle-window W``, default 100000: each emitted line is a
-random one of the last W generated) so that family members are spread out.
-
-Files:
-  --out FILE        the corpus (default stdout)
-  --families FILE   JSON Lines {"family": F, "seed": SEED_ID, "round": R,
-                    "ids": [...]} for every family (singletons too)
-  --truth-sample M  with --sample-out FILE: M document ids chosen uniformly
-                    (seeded), one per line, for exact-truth computations
-                    against the whole corpus elsewhere
-
-Parallel runs: ``--shard i/n`` writes the families whose seed position p
-has (p div 1024) mod n == i, so all families of a seed are in one shard;
-concatenate the shards' outputs. Ids, families and sizes are exactly those of
-the single run; ~98% of texts are too (a family whose redraws differ, because
-each shard's Bloom filter only sees its own texts, differs from its redraw
-on). Texts are distinct within a shard and from all seed texts; across
-shards a few copies can coincide (26 in 200,000 docs with 2 shards).
+Files: ``--out`` the corpus (default stdout); ``--families FILE`` one JSON
+line per family {"family", "seed", "round", "ids"}; ``--truth-sample M
+--sample-out FILE`` M uniformly chosen ids. ``--shard i/n`` writes the
+families whose seed position p has (p div 1024) mod n == i (concatenate the
+shards; ~98% of texts equal the single run's).
 
 Usage:
-  python3 tools/scale_corpus.py --docs 1000000 --out tools/data/scale-1m.jsonl \\
-      --families tools/data/scale-1m.families.jsonl \\
-      --truth-sample 1000 --sample-out tools/data/scale-1m.sample.txt
+  python3 tools/scale_corpus.py --docs 1000000 --out tools/data/heavy-1m.jsonl
   python3 tools/scale_corpus.py --self-test
 
 A one-line summary goes to stderr. Standard library only (Python >= 3.9).
@@ -97,6 +63,7 @@ import time
 
 # Helper modules next to this script.
 from corpus_measure import SimHist, size_hist_lines  # noqa: E402
+from corpus_heavy import Heavy, build_templates, wrap  # noqa: E402
 from corpus_model import Bloom, Editor, build_vocab, load_seeds, zipf_cdf  # noqa: E402
 from stdout_pipe import quiet_stdout  # noqa: E402
 
@@ -137,6 +104,8 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
     vocab = build_vocab(texts, random.Random("%s:vocab" % seed))
     editor = Editor(vocab, args.edit_rate[0], args.edit_rate[1])
     edit = editor.edit
+    heavy = Heavy(args.light, args.template_share,
+                  build_templates(args.templates, random.Random("%s:templates" % seed)))
 
     bloom = Bloom(N // shard_n + S + 1)
     bloom.add_all(texts)
@@ -169,7 +138,7 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
     stats["setup_cpu"] = "%.1fs" % (time.process_time() - t_setup)
     seed64 = seed & 0xFFFFFFFFFFFFFFFF
     g = 0  # global document index (generation order)
-    nfam = written = redraws = originals = max_tries = 0
+    nfam = written = redraws = originals = max_tries = templated = 0
     size_hist = {}
     f = -1
     for f, size in enumerate(family_plan(N, seed, cdf)):
@@ -189,9 +158,23 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
         key = keys[si]
         orig = texts[si]
         ekey = enc(key)
+        name = key.split("/", 1)[1]
+        if name.startswith("@"):  # npm scope: @scope/pkg -> pkg
+            name = name.rsplit("/", 1)[-1]
+        q, tmpl = heavy.family(size, rnd) if size > (r == 0) else (0.0, None)
+        if tmpl is not None:
+            templated += size
         if r == 0:
             members = [orig]
-            lines = ['{"id": %s, "text": %s}\n' % (ekey, enc(orig))]
+            if tmpl is None:
+                lines = ['{"id": %s, "text": %s}\n' % (ekey, enc(orig))]
+            else:  # the wrapped original is new: mark it in the Bloom filter
+                w = wrap(tmpl, name, orig)
+                h = from_bytes(blake(w.encode(), digest_size=8).digest(), "little")
+                x, y = h & bmask, (h >> 32) & bmask
+                bits[x >> 3] |= 1 << (x & 7)
+                bits[y >> 3] |= 1 << (y & 7)
+                lines = ['{"id": %s, "text": %s}\n' % (ekey, enc(w))]
             ids = [ekey] if fam_out is not None else None
             originals += 1
             j = 1
@@ -201,19 +184,18 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
             ids = [] if fam_out is not None else None
             j = c0 + 1
         if size > len(members):
-            name = key.split("/", 1)[1]
-            if name.startswith("@"):  # npm scope: @scope/pkg -> pkg
-                name = name.rsplit("/", 1)[-1]
             ekey = ekey[:-1] + "#"
             while len(members) < size:
                 if members and rnd() < 0.25:
                     parent = members[int(rnd() * len(members))]
                 else:
                     parent = orig
-                t = edit(parent, name, rnd)
+                rate = heavy.rate(q, rnd)
+                t = edit(parent, name, rnd, rate)
                 tries = 0
                 while True:
-                    h = from_bytes(blake(t.encode(), digest_size=8).digest(), "little")
+                    w = t if tmpl is None else wrap(tmpl, name, t)
+                    h = from_bytes(blake(w.encode(), digest_size=8).digest(), "little")
                     x = h & bmask
                     y = (h >> 32) & bmask
                     mx = 1 << (x & 7)
@@ -233,19 +215,19 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
                     tries += 1
                     rng2.seed(h + (tries << 64) + (j << 80) + (si << 112))
                     if tries < 8:
-                        t = edit(t if rnd2() < 0.5 else parent, name, rnd2)
+                        t = edit(t if rnd2() < 0.5 else parent, name, rnd2, rate)
                     else:  # crowded neighbourhood: keep editing the copy
-                        t = edit(t, name, rnd2)
+                        t = edit(t, name, rnd2, rate)
                 if tries > max_tries:
                     max_tries = tries
                 members.append(t)
                 i = '%s%d"' % (ekey, j)
-                lines.append('{"id": %s, "text": %s}\n' % (i, enc(t)))
+                lines.append('{"id": %s, "text": %s}\n' % (i, enc(w)))
                 if ids is not None:
                     ids.append(i)
                 j += 1
         if hist is not None:
-            hist(orig, members, r)
+            hist(orig, members, r)  # of the texts inside any template
         if sample:
             for k in range(size):
                 if g0 + k in sample:
@@ -279,7 +261,7 @@ def generate(args, keys, texts, out, fam_out, stats, hist=None):
         write("".join(buf))
     stats.update(docs=written, families=nfam, originals=originals,
                  edited=written - originals, redraws=redraws, max_tries=max_tries,
-                 rounds=f // S + 1 if f >= 0 else 0, bloom_mb="%.0f" % (bloom.nbits / 8 / 2**20))
+                 templated=templated, rounds=f // S + 1 if f >= 0 else 0, bloom_mb="%.0f" % (bloom.nbits / 8 / 2**20))
     stats["_size_hist"] = size_hist
     return sample_ids
 
@@ -296,10 +278,12 @@ def self_test():
     assert len(texts) > 1000, "too few seed texts in %s / %s" % (PYPI_TSV, NPM_TSV)
     N = 30000  # > seeds * mean family size: exercises rounds >= 1
 
-    def run(seed, docs=N, window=1000):
+    plain = dict(light=(0.0, 0.0), template_share=0.0, templates=24)
+
+    def run(seed, docs=N, window=1000, **heavy):
         a = argparse.Namespace(docs=docs, seed=seed, shard=(0, 1), family_alpha=2.0,
                                max_family=300, edit_rate=(0.0, 0.3), truth_sample=50,
-                               shuffle_window=window)
+                               shuffle_window=window, **(heavy or plain))
         out, fam = io.StringIO(), io.StringIO()
         hist = SimHist()
         s = {}
@@ -323,7 +307,7 @@ def self_test():
     assert stats["rounds"] >= 2, stats
     # a shard is a subset of the families, with the same ids
     sh = argparse.Namespace(docs=N, seed=7, shard=(1, 3), family_alpha=2.0, max_family=300,
-                            edit_rate=(0.0, 0.3), truth_sample=0, shuffle_window=0)
+                            edit_rate=(0.0, 0.3), truth_sample=0, shuffle_window=0, **plain)
     o = io.StringIO()
     generate(sh, keys, texts, o, None, {})
     sids = {json.loads(l)["id"] for l in o.getvalue().splitlines()}
@@ -340,6 +324,14 @@ def self_test():
     assert sum(1 for x in frac[5:] if x >= 0.03) >= 4, "copies not spread over 0.5-1.0"
     assert sum(frac[:5]) >= 0.03, "no copies below 0.5"
     assert sum(frac[5:]) >= 0.5, "most copies below 0.5"
+    # heavy families: deterministic, distinct, templated members present
+    hv = dict(light=(0.2, 0.9), template_share=0.2, templates=24)
+    h1, _, _, _, hs = run(7, **hv)
+    assert h1 == run(7, **hv)[0], "heavy: same seed, different output"
+    hdocs = [json.loads(l) for l in h1.splitlines()]
+    assert len({d["text"] for d in hdocs}) == N, "heavy: duplicate texts"
+    assert hs["templated"] > N // 50, hs
+    assert sum("Free shipping" in d["text"] or "mirror" in d["text"] for d in hdocs) > N // 100
     print("self-test: OK (%.1fs)" % (time.monotonic() - t0), file=sys.stderr)
     return 0
 
@@ -358,6 +350,13 @@ def _shard(s):
     if not (n >= 1 and 0 <= i < n):
         raise argparse.ArgumentTypeError("need 0 <= i < n")
     return i, n
+
+
+def _share(s):
+    lo, hi = _rate(s)
+    if hi > 1:
+        raise argparse.ArgumentTypeError("need 0 <= LO <= HI <= 1")
+    return lo, hi
 
 
 def _rate(s):
@@ -394,7 +393,8 @@ class _Atomic:
             os.replace(self.tmp, self.path)
 
 
-def main(argv=None):
+def _parser():
+    """The command line (defaults of the heavy options: None, set in main)."""
     p = argparse.ArgumentParser(
         description="Generate a large corpus with planted near-duplicate families "
                     '(JSON Lines {"id": ..., "text": ...}).')
@@ -407,9 +407,21 @@ def main(argv=None):
     p.add_argument("--sample-out", help="file for the --truth-sample ids (one per line)")
     p.add_argument("--family-alpha", type=float, default=2.0,
                    help="power-law exponent of family sizes, P(s) ~ s^-alpha (default %(default)s)")
-    p.add_argument("--max-family", type=int, default=1000, help="largest family size (default %(default)s)")
-    p.add_argument("--edit-rate", type=_rate, default=(0.0, 0.3), metavar="LO,HI",
-                   help="per-copy edit rate range, word edits per word (default 0.0,0.3)")
+    p.add_argument("--max-family", type=int, default=None,
+                   help="largest family size (default 2000; --plain: 1000)")
+    p.add_argument("--edit-rate", type=_rate, default=None, metavar="LO,HI",
+                   help="per-copy edit rate range, word edits per word (default 0.0,0.5; "
+                        "--plain: 0.0,0.3)")
+    p.add_argument("--light", type=_share, default=None, metavar="LO,HI",
+                   help="per family, the share of near-exact copies is drawn from LO..HI "
+                        "(default 0.2,0.9; --plain: 0,0)")
+    p.add_argument("--template-share", type=float, default=None, metavar="P",
+                   help="share of families of >= 2 wrapped in a boilerplate template "
+                        "(default 0.03; --plain: 0)")
+    p.add_argument("--templates", type=int, default=24, metavar="K",
+                   help="number of boilerplate templates (default %(default)s)")
+    p.add_argument("--plain", action="store_true",
+                   help="the defaults of the corpus before issue 23 (no heavy families)")
     p.add_argument("--shuffle-window", type=int, default=100000, metavar="W",
                    help="output order shuffle window in documents, 0 = family by family "
                         "(default %(default)s)")
@@ -424,11 +436,22 @@ def main(argv=None):
     p.add_argument("--similarity", action="store_true",
                    help="also print a histogram of Jaccard(copy, original) (slower)")
     p.add_argument("--self-test", action="store_true", help="run the self-test and exit")
+    return p
+
+
+def main(argv=None):
+    p = _parser()
     args = p.parse_args(argv)
     if args.self_test:
         return self_test()
     if args.docs < 0:
         p.error("--docs must be >= 0")
+    for k, heavy, plain in (("max_family", 2000, 1000), ("edit_rate", (0.0, 0.5), (0.0, 0.3)),
+                            ("light", (0.2, 0.9), (0.0, 0.0)), ("template_share", 0.03, 0.0)):
+        if getattr(args, k) is None:
+            setattr(args, k, plain if args.plain else heavy)
+    if not 0 <= args.template_share <= 1 or args.templates < 1:
+        p.error("--template-share must be in 0..1 and --templates >= 1")
     if args.max_family < 1:
         p.error("--max-family must be >= 1")
     if args.truth_sample and not args.sample_out:
@@ -465,7 +488,7 @@ def main(argv=None):
         sf = _Atomic(args.sample_out)
         sf.f.write("".join(i + "\n" for i in sample_ids))
         sf.commit()
-    keys_ = ["docs", "families", "rounds", "originals", "edited", "redraws", "max_tries", "seeds",
+    keys_ = ["docs", "families", "rounds", "originals", "edited", "templated", "redraws", "max_tries", "seeds",
              "seed_empty", "seed_dup_texts", "bloom_mb", "seed_fingerprint", "setup_cpu"]
     shard = " shard=%d/%d" % args.shard if args.shard[1] > 1 else ""
     print("scale-corpus seed=%d%s: %s load=%.1fs gen=%.1fs gen_cpu=%.1fs docs_per_s=%.0f docs_per_cpu_s=%.0f%s" % (

@@ -51,24 +51,37 @@ class Maintenance(Handle):
         *,
         containment: Optional[bool] = None,
         clusters: Union[bool, str, None] = None,
+        timestamps: Optional[bool] = None,
     ) -> None:
         """Re-bands the index for a new ``threshold`` (``bands`` and
         ``rows``, both or neither, override the tuner), and/or builds
         (``containment=True``) or drops (``containment=False``) the
         containment index that ``query(containment=t)`` needs, from the
-        stored signatures and shingle sets (no input is re-read). Give a
-        threshold, ``containment=``, or both. ``clusters=True`` (or a
-        representative policy, see :meth:`create`) builds the maintained
-        clusters, with new ids; ``clusters=False`` drops them.
-        Waits for running calls; its
-        commits are durable whatever the handle's durability."""
+        stored signatures and shingle sets (no input is re-read), and/or
+        builds (``timestamps=True``: every stored document is stamped with
+        the time of the rebuild; a file that has the index keeps its
+        stamps) or drops (``timestamps=False``) the time index that
+        :meth:`expire` walks. ``clusters=True`` (or a representative
+        policy, see :meth:`create`) builds the maintained clusters, with
+        new ids; ``clusters=False`` drops them. Give at least one of them.
+        Waits for running calls; its commits are durable whatever the
+        handle's durability."""
         _c.real("rebuild", "threshold", threshold, True)
         _c.count("rebuild", "bands", bands, True)
         _c.count("rebuild", "rows", rows, True)
         if containment is not None:
             _c.flag("rebuild", "containment", containment)
+        if timestamps is not None:
+            _c.flag("rebuild", "timestamps", timestamps)
         policy = None if clusters is None else (_c.clusters("rebuild", clusters) or "off")
-        self._db.rebuild(threshold, bands, rows, containment=containment, clusters=policy)
+        self._db.rebuild(
+            threshold,
+            bands,
+            rows,
+            containment=containment,
+            clusters=policy,
+            timestamps=timestamps,
+        )
 
     @property
     def labels(self) -> Labels:

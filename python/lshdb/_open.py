@@ -59,6 +59,7 @@ class Opening(Handle, Closes):
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
+        timestamps: bool = False,
     ) -> _D:
         """Creates a new database file.
 
@@ -72,9 +73,11 @@ class Opening(Handle, Closes):
         ``query(containment=t)`` fast; ``clusters=True`` (or a
         representative policy, ``"first"``, ``"longest"`` or
         ``"smallest-key"``) maintains near-duplicate clusters with stable
-        ids on every write (:meth:`cluster_of`, ``docs/clusters.md``).
-        ``durability="none"`` trades
-        durability for speed: see :meth:`flush`.
+        ids on every write (:meth:`cluster_of`, ``docs/clusters.md``);
+        ``timestamps=True`` keeps the time index (each document's
+        timestamp, for :meth:`expire`).
+        ``durability="none"`` trades durability for speed: see
+        :meth:`flush`.
 
         Raises :class:`FileExists` when ``path`` exists,
         :class:`InvalidInput` for an invalid configuration and
@@ -84,6 +87,7 @@ class Opening(Handle, Closes):
         _c.config("create", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("create", "containment", containment)
         policy = _c.clusters("create", clusters)
+        _c.flag("create", "timestamps", timestamps)
         _c.path("create", "path", path)
         _c.count("create", "cache_bytes", cache_bytes, True)
         _c.count("create", "record_cache_bytes", record_cache_bytes, True)
@@ -103,6 +107,7 @@ class Opening(Handle, Closes):
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
+                timestamps=timestamps,
             )
         )
 
@@ -122,6 +127,7 @@ class Opening(Handle, Closes):
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
+        timestamps: bool = False,
     ) -> _D:
         """A new database held in memory, with :meth:`create`'s options:
         no file is written, and everything is gone when it is closed. For
@@ -129,6 +135,7 @@ class Opening(Handle, Closes):
         _c.config("memory", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("memory", "containment", containment)
         policy = _c.clusters("memory", clusters)
+        _c.flag("memory", "timestamps", timestamps)
         _c.count("memory", "cache_bytes", cache_bytes, True)
         _c.count("memory", "record_cache_bytes", record_cache_bytes, True)
         _c.string("memory", "durability", durability)
@@ -146,6 +153,7 @@ class Opening(Handle, Closes):
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
+                timestamps=timestamps,
             )
         )
 

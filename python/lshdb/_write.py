@@ -12,6 +12,7 @@ from . import _checks as _c
 from . import _keys
 from ._batch import Batch
 from ._errors import InvalidInput, InvalidType
+from ._expire import Time, epoch_seconds
 from ._handle import Handle
 from ._inputs import Item, item_bytes, item_sets as _item_sets, texts as _texts
 from ._results import Hit, Key, UniqueResult
@@ -25,14 +26,22 @@ class Writes(Handle):
 
     __slots__ = ()
 
-    def insert(self, key: Key, text: str) -> None:
+    def insert(self, key: Key, text: str, *, timestamp: Optional[Time] = None) -> None:
         """Inserts (or atomically replaces) the document under ``key`` (a
         str, or an int: see ``docs/python.md``, "Keys"), durably. Raises
         :class:`InvalidInput` for an empty document, a key of 0 or more
         than ``MAX_KEY_BYTES`` bytes, or a text above
-        ``MAX_DOCUMENT_BYTES``; :class:`ReadOnlyError`; :class:`Poisoned`."""
+        ``MAX_DOCUMENT_BYTES``; :class:`ReadOnlyError`; :class:`Poisoned`.
+
+        ``timestamp`` (a ``datetime`` or seconds since the Unix epoch)
+        stamps it in the time index instead of the time of the insert
+        (:class:`IndexDisabled` on a file without the time index)."""
         _c.string("insert", "text", text)
-        self._db.insert(_keys.write(self, key, "insert()"), text)
+        if timestamp is None:
+            self._db.insert(_keys.write(self, key, "insert()"), text)
+        else:
+            at = epoch_seconds("insert", "timestamp", timestamp)
+            self._db.insert_at(_keys.write(self, key, "insert()"), text, at)
 
     def insert_items(self, key: Key, items: Iterable[Item]) -> None:
         """Inserts a set of items (the products a customer bought, ...).

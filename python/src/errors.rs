@@ -52,6 +52,9 @@ fn python_message(err: &lshdb::Error) -> String {
         lshdb::Error::AlreadyOpen { waited: None, .. } => {
             format!("{text} with `Database.open(path, wait=SECONDS)`")
         }
+        lshdb::Error::NoTimeIndex => format!(
+            "{text}: `db.rebuild(timestamps=True)`, or `Database.create(path, timestamps=True)`"
+        ),
         _ => text,
     }
 }
@@ -73,7 +76,7 @@ fn class_name(err: &lshdb::Error) -> &'static str {
         E::ReadOnly { .. } => "ReadOnlyError",
         E::NeedsRepair { .. } => "NeedsRepair",
         E::Corrupted(_) => "Corrupted",
-        E::IndexDisabled(_) => "IndexDisabled",
+        E::IndexDisabled(_) | E::NoTimeIndex => "IndexDisabled",
         E::Poisoned(_) => "Poisoned",
         E::Io { .. } | E::Storage(_) => "StorageError",
         E::WrongProcess { .. } => "DatabaseClosed",

@@ -38,6 +38,7 @@ COMMANDS: Dict[str, List[str]] = {
     "clusters": ["Database.clusters", "Database.members"],
     "get": ["Database.get", "Database.cluster_of"],
     "remove": ["Database.remove"],
+    "expire": ["Database.expire"],
     "stats": ["Database.stats"],
     "check": ["Database.check"],
     "compact": ["Database.compact"],
@@ -66,6 +67,7 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--keep": CLI + "Python keeps the first of each cluster in input order, as insert_unique_many decides",
         "--text-field": RECORDS,
         "--id-field": RECORDS,
+        "--window": "Database.expire(older_than=)",
         "--json": JSON,
     },
     "create": {
@@ -79,6 +81,7 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--containment": "Database.create(containment=)",
         "--clusters": "Database.create(clusters=)",
         "--representative": "Database.create(clusters=)",
+        "--timestamps": "Database.create(timestamps=)",
         "--json": JSON,
     },
     "add": {
@@ -117,6 +120,11 @@ FLAGS: Dict[str, Dict[str, str]] = {
     "clusters": {"--min-size": CLI + "Python streams every cluster with its size, to filter as one likes", "--json": JSON},
     "get": {"--json": JSON},
     "remove": {"--json": JSON},
+    "expire": {
+        "--older-than": "Database.expire(older_than=)",
+        "--batch": "Database.expire(batch=)",
+        "--json": JSON,
+    },
     "stats": {"--deep": "Database.stats(deep=)", "--json": JSON},
     "check": {"--json": JSON},
     "compact": {"--json": JSON},
@@ -129,6 +137,8 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--clusters": "Database.rebuild(clusters=)",
         "--representative": "Database.rebuild(clusters=)",
         "--no-clusters": "Database.rebuild(clusters=)",
+        "--timestamps": "Database.rebuild(timestamps=)",
+        "--no-timestamps": "Database.rebuild(timestamps=)",
         "--json": JSON,
     },
     "export": {

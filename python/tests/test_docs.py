@@ -1,5 +1,5 @@
-"""Every ```python block of README.md, docs/python.md, docs/spark.md and
-docs/datasketch.md runs as written: each in a fresh namespace and a fresh
+"""Every ```python block of README.md, docs/python.md, docs/spark.md,
+docs/datasketch.md and docs/expiry.md runs as written: each in a fresh namespace and a fresh
 temporary working directory, so a block that uses a name it does not
 define fails.
 
@@ -24,7 +24,14 @@ from typing import Dict, List, Tuple
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", "docs/python.md", "docs/spark.md", "docs/datasketch.md", "docs/clusters.md"]
+DOCS = [
+    "README.md",
+    "docs/python.md",
+    "docs/spark.md",
+    "docs/datasketch.md",
+    "docs/clusters.md",
+    "docs/expiry.md",
+]
 SPARK_DOCS = {"docs/spark.md"}
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 

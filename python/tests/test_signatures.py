@@ -34,6 +34,8 @@ DIFFERS: Dict[str, Dict[str, str]] = {
     # Containment search is a mode of `query`, natively its own method
     # (query_containment: other hits, other explain record).
     "Database.query": {"containment": "all", "exhaustive": "all"},
+    # A stamped insert is natively its own method (insert_at).
+    "Database.insert": {"timestamp": "all"},
     # `arrow` converts the result in Python; `parallel` is keyword-only there.
     "Sketcher.shingles": {"arrow": "all", "parallel": "kind"},
     "Sketcher.signatures": {"parallel": "kind"},
@@ -43,7 +45,7 @@ DIFFERS: Dict[str, Dict[str, str]] = {
 
 #: Native methods no wrapper method of the same name forwards to: called
 #: by wrappers of other names (insert_many, Batch, Labels, __contains__,
-#: __len__, Sketcher.jaccard) or by the wrapper's construction.
+#: __len__, Sketcher.jaccard, insert with a timestamp) or by the wrapper's construction.
 INTERNAL: Dict[str, Set[str]] = {
     "Database": {
         "insert_columns",
@@ -57,6 +59,7 @@ INTERNAL: Dict[str, Set[str]] = {
         "get_label",
         "set_label",
         "query_place",
+        "insert_at",
     },
     "Sketcher": {"jaccard_texts"},
 }

@@ -50,6 +50,18 @@ impl<'db> Batch<'db> {
         self.apply(|w| w.insert(&prepared).map(|_| ()))
     }
 
+    /// Inserts or replaces a document stamped with `at` (seconds since the
+    /// Unix epoch), as [`Database::insert_at`].
+    pub fn insert_at<'a>(
+        &mut self,
+        key: &str,
+        doc: impl Into<Document<'a>>,
+        at: u64,
+    ) -> Result<()> {
+        let prepared = self.db.prepare_at(key, doc.into(), at)?;
+        self.apply(|w| w.insert(&prepared).map(|_| ()))
+    }
+
     /// Removes a document; false when there was none.
     pub fn remove(&mut self, key: &str) -> Result<bool> {
         self.apply(|w| w.remove(key))
@@ -104,7 +116,10 @@ impl<'db> Batch<'db> {
         let pipeline = self.db.pipeline();
         let prepared: Vec<Result<Prepared>> = docs
             .par_iter()
-            .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
+            .map(|(key, doc)| {
+                let prepared = pipeline.prepare(key.as_ref(), doc.as_document());
+                prepared.map(|p| super::expire::stamped(p, doc.timestamp()))
+            })
             .collect();
         self.apply(|w| w.insert_unique_many(prepared, threshold))
     }

@@ -13,6 +13,12 @@ use rayon::prelude::*;
 pub trait AsDocument {
     /// The document to index.
     fn as_document(&self) -> Document<'_>;
+
+    /// Its timestamp for the time index, seconds since the Unix epoch
+    /// (`None`, the default: the time it is written; see [`crate::Timestamped`]).
+    fn timestamp(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl AsDocument for String {
@@ -77,6 +83,9 @@ pub const DEFAULT_BATCH: usize = 32_768;
 /// does when they are small.
 pub const DEFAULT_MAX_CHUNK_BYTES: usize = 64 << 20;
 
+/// The default [`BulkOptions::max_held_bytes`]: 256 MiB.
+pub const DEFAULT_MAX_HELD_BYTES: usize = 256 << 20;
+
 /// How a bulk load runs.
 ///
 /// ```
@@ -95,9 +104,17 @@ pub struct BulkOptions {
     /// For [`Database::insert_unique_bulk`] into a database that is thrown
     /// away after the load (its decisions are what is wanted): the accepted
     /// documents stay in memory, and are written and committed only when
-    /// their shingles reach twice `max_chunk_bytes` (4 bytes each), not
-    /// every `batch` documents nor at the end. Default false.
+    /// their shingles reach twice `max_chunk_bytes` (4 bytes each) or
+    /// they take `max_held_bytes`, not every `batch` documents nor at the
+    /// end. Default false.
     pub scratch: bool,
+    /// For [`Database::insert_unique_bulk`]: the memory, in bytes, that the
+    /// accepted documents not yet visible to the look-ups may take (their
+    /// sets, signatures, band keys and records, about 1–2 KiB each for
+    /// short texts); a transaction commits when they reach it, so that
+    /// memory stays bounded whatever the load's size. Default
+    /// [`DEFAULT_MAX_HELD_BYTES`].
+    pub max_held_bytes: usize,
 }
 
 impl Default for BulkOptions {
@@ -106,6 +123,7 @@ impl Default for BulkOptions {
             batch: DEFAULT_BATCH,
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
             scratch: false,
+            max_held_bytes: DEFAULT_MAX_HELD_BYTES,
         }
     }
 }
@@ -126,6 +144,12 @@ impl BulkOptions {
     /// Sets [`BulkOptions::scratch`].
     pub fn scratch(mut self, scratch: bool) -> Self {
         self.scratch = scratch;
+        self
+    }
+
+    /// Sets [`BulkOptions::max_held_bytes`].
+    pub fn max_held_bytes(mut self, bytes: usize) -> Self {
+        self.max_held_bytes = bytes;
         self
     }
 }
@@ -238,6 +262,7 @@ impl Database {
                 let key = key.as_ref();
                 let prepared = pipeline.prepare(key, doc.as_document()).map(|mut p| {
                     p.trim();
+                    p.timestamp = doc.timestamp();
                     p
                 });
                 (key.to_owned(), prepared)

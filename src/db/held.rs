@@ -22,6 +22,8 @@ pub(crate) struct Held {
     keys: HashSet<String>,
     /// Shingles held, summed over the documents.
     shingles: usize,
+    /// Bytes held, about: the documents and their entries here.
+    bytes: usize,
 }
 
 impl Held {
@@ -34,6 +36,9 @@ impl Held {
         }
         self.keys.insert(doc.key.clone());
         self.shingles += doc.set.len();
+        // The document, its rank, its key again, and per band a bucket
+        // head (a hash map slot) and a link.
+        self.bytes += doc.memory() + 8 + doc.key.len() + 32 + doc.band_keys.len() * 28;
         self.docs.push((doc, rank));
     }
 
@@ -48,6 +53,11 @@ impl Held {
     /// Shingles held, summed over the documents (a measure of memory).
     pub fn shingles(&self) -> usize {
         self.shingles
+    }
+
+    /// Bytes held, about (a measure of memory).
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Whether a held document has `key`.
@@ -72,6 +82,8 @@ impl Held {
 
     /// The best held near-duplicate of `doc` (position, similarity):
     /// highest similarity, then lowest rank; verified as the plan verifies.
+    /// With more than [`plan::FIRST_OVER`] candidates, the first verified
+    /// one, as the planner's hot-bucket policy.
     pub fn best(
         &self,
         pipeline: &Pipeline,
@@ -90,20 +102,33 @@ impl Held {
             }
         }
         candidates.sort_unstable();
-        candidates.dedup();
-        let mut best: Option<(usize, f64)> = None;
+        let verify = |i: usize| {
+            let other = &self.docs[i].0;
+            let ours = (doc.set.as_slice(), doc.signature.as_slice());
+            let theirs = (other.set.as_slice(), other.signature.as_slice());
+            plan::verify_in_memory(pipeline, ours, theirs, threshold, prune)
+        };
+        let mut counted: Vec<(usize, u32)> = Vec::with_capacity(candidates.len());
         for i in candidates {
-            let (other, rank) = &self.docs[i];
-            let found = plan::verify_in_memory(
-                pipeline,
-                (&doc.set, &doc.signature),
-                (&other.set, &other.signature),
-                threshold,
-                prune,
-            );
-            if let Some(s) = found {
+            match counted.last_mut() {
+                Some(last) if last.0 == i => last.1 += 1,
+                _ => counted.push((i, 1)),
+            }
+        }
+        if counted.len() > plan::FIRST_OVER {
+            // Hot buckets: the first verified, most shared bands first
+            // (the planner's policy, `PlanOptions::first_over`).
+            counted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            return counted
+                .into_iter()
+                .find_map(|(i, _)| verify(i).map(|s| (i, s)));
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for (i, _) in counted {
+            if let Some(s) = verify(i) {
+                let rank = self.docs[i].1;
                 let better =
-                    best.is_none_or(|(b, bs)| s > bs || (s == bs && *rank < self.docs[b].1));
+                    best.is_none_or(|(b, bs)| s > bs || (s == bs && rank < self.docs[b].1));
                 if better {
                     best = Some((i, s));
                 }

@@ -153,6 +153,7 @@ impl Database {
             walk.check_document(id.value(), bytes.value(), report)?;
         }
         super::keys::check_index(&tables, report)?;
+        super::expire::check_time_index(self, &txn, &tables, report)?;
         walk.count_postings(report)?;
         if report.postings + report.simhash_postings != walk.expected_postings {
             self.find_stray_postings(&tables, &walk.unverifiable, report)?;

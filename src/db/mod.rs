@@ -16,10 +16,12 @@ mod bulk;
 mod clusters;
 mod containment;
 mod durability;
+mod expire;
 mod header;
 mod held;
 mod keys;
 mod labels;
+mod load_filter;
 mod maintain;
 mod open;
 mod pairs;
@@ -35,10 +37,12 @@ mod writer;
 pub use batch::Batch;
 pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
+    DEFAULT_MAX_HELD_BYTES,
 };
 pub use clusters::{ClusterInfo, Clusters, Members};
 pub use containment::ContainmentQuery;
 pub use durability::Durability;
+pub use expire::{ExpireReport, Timestamped, EXPIRE_BATCH};
 pub use labels::MAX_LABEL_BYTES;
 pub use maintain::CheckReport;
 pub use open::Builder;

@@ -7,11 +7,13 @@
 
 use super::bulk::{pipeline, AsDocument, BulkOptions};
 use super::held::Held;
+use super::load_filter::LoadFilter;
 use super::writer::Writer;
 use super::{Database, Unique};
 use crate::pipeline::{Prepared, Sketch};
 use crate::query::plan::{self, PlanOptions};
 use crate::query::Hit;
+use crate::store::runs::RowCache;
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::Result;
 use parking_lot::Mutex;
@@ -44,7 +46,15 @@ const UNNUMBERED: u64 = 1 << 63;
 struct Snapshot {
     commits: u64,
     txn: redb::ReadTransaction,
+    /// The run filter rows the load's look-ups read, kept from snapshot to
+    /// snapshot: the look-ups probe every run's filter in every band.
+    rows: Arc<RowCache>,
+    /// What the load has written, when it began on an empty database.
+    filter: Option<Arc<LoadFilter>>,
 }
+
+/// The bytes of run filter rows a load keeps for its look-ups.
+const ROW_CACHE_BYTES: usize = 64 << 20;
 
 /// A chunk prepared and looked up in a snapshot.
 struct Looked {
@@ -115,18 +125,18 @@ impl Database {
     {
         crate::config::check_threshold("threshold", threshold)?;
         self.check_poisoned()?;
-        let plan = PlanOptions {
-            threshold,
-            limit: Some(1),
-            ..PlanOptions::default()
-        };
+        let plan = PlanOptions::dedup(threshold);
         // The write transaction first: no other commit can come between it
         // and the snapshot.
         let (txn, snapshot, next_id) = crate::guard::guard(|| {
             let txn = self.begin_write()?;
+            let txn_read = self.store().begin_read()?;
+            let empty = ReadTables::open(&txn_read)?.len()? == 0;
             let snapshot = Snapshot {
                 commits: 0,
-                txn: self.store().begin_read()?,
+                txn: txn_read,
+                rows: Arc::new(RowCache::with_bytes(ROW_CACHE_BYTES)),
+                filter: empty.then(|| Arc::new(LoadFilter::new())),
             };
             let next_id = Writer::open(&txn, self.pipeline())?.take_ids(0);
             Ok((txn, Mutex::new(Arc::new(snapshot)), next_id))
@@ -143,6 +153,7 @@ impl Database {
             plan: plan.clone(),
             batch: options.batch.max(1),
             max_shingles: (options.max_chunk_bytes / 4).max(1),
+            max_held: options.max_held_bytes.max(1),
             scratch: options.scratch,
             next_id,
             written: 0,
@@ -195,7 +206,10 @@ impl Database {
         let pipeline = self.pipeline();
         let docs = chunk
             .into_par_iter()
-            .map(|(key, doc)| pipeline.prepare(key.as_ref(), doc.as_document()))
+            .map(|(key, doc)| {
+                let prepared = pipeline.prepare(key.as_ref(), doc.as_document());
+                prepared.map(|p| super::expire::stamped(p, doc.timestamp()))
+            })
             .collect();
         self.look_up_prepared(docs, &snapshot, plan)
     }
@@ -207,7 +221,8 @@ impl Database {
         snapshot: &Snapshot,
         plan: &PlanOptions,
     ) -> Result<Looked> {
-        let tables = ReadTables::open(&snapshot.txn)?;
+        let mut tables = ReadTables::open(&snapshot.txn)?;
+        tables.share_rows(Arc::clone(&snapshot.rows));
         let empty = tables.len()? == 0;
         let reader = self.cache().reader(&tables);
         let pipeline = self.pipeline();
@@ -215,23 +230,31 @@ impl Database {
             .into_par_iter()
             .map(|doc| {
                 let mut doc = doc?;
-                if empty {
+                let (key_met, bands) = match &snapshot.filter {
+                    Some(filter) => filter.may_meet(&doc),
+                    None => (true, u64::MAX),
+                };
+                if empty || (!key_met && bands == 0) {
                     return Ok((doc, Found::default()));
                 }
-                if reader.index().id_of(&doc.key)?.is_some() {
+                if key_met && reader.index().id_of(&doc.key)?.is_some() {
                     let found = Found {
                         own: true,
                         best: None,
                     };
                     return Ok((doc, found));
                 }
+                let plan = PlanOptions {
+                    bands,
+                    ..plan.clone()
+                };
                 let sketch = Sketch {
                     set: std::mem::take(&mut doc.set),
                     signature: std::mem::take(&mut doc.signature),
                     band_keys: std::mem::take(&mut doc.band_keys),
                     simhash: 0,
                 };
-                let planned = plan::run(&reader, pipeline, &sketch, plan);
+                let planned = plan::run(&reader, pipeline, &sketch, &plan);
                 (doc.set, doc.signature, doc.band_keys) =
                     (sketch.set, sketch.signature, sketch.band_keys);
                 let best = plan::resolve(&reader, planned?.hits)?.into_iter().next();
@@ -290,6 +313,8 @@ struct Writing<'a> {
     plan: PlanOptions,
     batch: usize,
     max_shingles: usize,
+    /// The bytes `held` and `older` may take together, about.
+    max_held: usize,
     /// Hold the accepted documents until memory needs them written
     /// ([`BulkOptions::scratch`]).
     scratch: bool,
@@ -369,12 +394,15 @@ impl Writing<'_> {
             }
         }
         self.number(start);
-        let full = if self.scratch {
-            self.held.shingles() >= self.max_shingles.saturating_mul(2)
-        } else {
-            self.write_held()?;
-            self.held.len() >= self.batch || self.held.shingles() >= self.max_shingles
-        };
+        // Half the bound: the documents of the last commit stay held (in
+        // `older`) until the look-ups see them.
+        let full = self.held.bytes() >= self.max_held / 2
+            || if self.scratch {
+                self.held.shingles() >= self.max_shingles.saturating_mul(2)
+            } else {
+                self.write_held()?;
+                self.held.len() >= self.batch || self.held.shingles() >= self.max_shingles
+            };
         if full {
             self.commit()?;
         }
@@ -416,6 +444,9 @@ impl Writing<'_> {
             .map(|(doc, rank)| (doc, *rank))
             .collect();
         docs.sort_by(|a, b| a.0.key.cmp(&b.0.key));
+        if let Some(filter) = &self.snapshot.lock().filter {
+            docs.iter().for_each(|(doc, _)| filter.add(doc));
+        }
         let txn = self.txn.as_ref().ok_or_else(ended)?;
         let mut writer = Writer::open(txn, self.db.pipeline())?;
         writer.take_ids(docs.len());
@@ -435,6 +466,10 @@ impl Writing<'_> {
             .map(|d| d.map(|(doc, _)| doc))
             .collect();
         self.write_held()?;
+        // Written past the load's filter: it can no longer rule anything out.
+        if let Some(filter) = &self.snapshot.lock().filter {
+            filter.turn_off();
+        }
         let (out, next_id) = {
             let run = std::mem::take(&mut self.run);
             let mut writer = Writer::open(self.txn()?, self.db.pipeline())?;
@@ -462,9 +497,15 @@ impl Writing<'_> {
             self.older.push((self.commits, held));
         }
         self.txn = Some(self.db.begin_write()?);
+        let (rows, filter) = {
+            let last = self.snapshot.lock();
+            (Arc::clone(&last.rows), last.filter.clone())
+        };
         *self.snapshot.lock() = Arc::new(Snapshot {
             commits: self.commits,
             txn: self.db.store().begin_read()?,
+            rows,
+            filter,
         });
         Ok(())
     }

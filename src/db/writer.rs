@@ -13,6 +13,7 @@ use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
 use crate::store::schema::{meta_keys, META};
 use crate::store::tables::{key_posting, Index, WriteTables};
+use crate::store::times::TimeWriter;
 use crate::Result;
 use redb::{Table, WriteTransaction};
 
@@ -29,6 +30,8 @@ pub(crate) struct Writer<'t, 'p> {
     clusters: Option<Upkeep<'t>>,
     /// The cluster the last document stored joined.
     joined: Option<Row>,
+    /// The time index, when the settings keep one.
+    times: Option<TimeWriter<'t>>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -47,6 +50,10 @@ impl<'t, 'p> Writer<'t, 'p> {
             },
             clusters: Upkeep::open(txn, pipeline, next_cluster)?,
             joined: None,
+            times: match pipeline.timestamps() {
+                true => Some(TimeWriter::open(txn)?),
+                false => None,
+            },
         })
     }
 
@@ -69,6 +76,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         if let Some(containment) = &mut self.containment {
             containment.put(id, doc.set_len(), &doc.signature)?;
         }
+        self.stamp(id, doc)?;
         self.join_cluster(id, &doc.band_keys, vacated)?;
         Ok(old.is_some())
     }
@@ -88,6 +96,23 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// clusters).
     pub fn joined(&self) -> Option<Row> {
         self.joined
+    }
+
+    /// Stamps document `id` in the time index, when the file keeps one.
+    fn stamp(&mut self, id: u64, doc: &Prepared) -> Result<()> {
+        match &mut self.times {
+            Some(times) => times.put(id, doc.timestamp),
+            None => Ok(()),
+        }
+    }
+
+    /// Stamps many new documents, `(id, given stamp)`, in the time index
+    /// when the file keeps one.
+    fn stamp_many(&mut self, stamps: Vec<(u64, Option<u64>)>) -> Result<()> {
+        match &mut self.times {
+            Some(times) => times.put_many(stamps),
+            None => Ok(()),
+        }
     }
 
     /// A fresh document id.
@@ -119,6 +144,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
         let (mut joining, mut reuse): (NewDocs, _) = (Vec::new(), Vec::new());
+        let mut stamps = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
             let doc = docs[i];
@@ -134,6 +160,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             }
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
+            stamps.push((id, doc.timestamp));
             stored.push((id, doc.set_len(), doc.signature.as_slice()));
             append_postings(doc, id, &mut postings, &mut blocks);
         }
@@ -145,6 +172,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             containment.put_many(stored.into_iter())?;
         }
         self.clusters_after_run(&joining, around, &reuse)?;
+        self.stamp_many(stamps)?;
         Ok(replaced)
     }
 
@@ -196,6 +224,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             self.tables.put_records(id, &encoded)?;
             append_postings(doc, id, run, &mut blocks);
         }
+        self.stamp_many(docs.iter().map(|&(doc, id)| (id, doc.timestamp)).collect())?;
         blocks.sort_unstable();
         self.tables.put_postings(&[], &blocks)?;
         if let Some(containment) = &mut self.containment {
@@ -254,6 +283,9 @@ impl<'t, 'p> Writer<'t, 'p> {
                 containment.remove(id, record.set_len, &record.values)?;
             }
         }
+        if let Some(times) = &mut self.times {
+            times.remove(id)?;
+        }
         self.tables.delete(id, key, &band_keys, &blocks)?;
         match &mut self.clusters {
             Some(clusters) => clusters.leave(&self.tables, self.pipeline, id),
@@ -272,10 +304,8 @@ impl<'t, 'p> Writer<'t, 'p> {
         };
         let own_id = self.tables.id_of(&doc.key)?;
         let options = PlanOptions {
-            threshold,
-            limit: Some(1),
             exclude: own_id,
-            ..PlanOptions::default()
+            ..PlanOptions::dedup(threshold)
         };
         let planned = plan::run(&self.tables, self.pipeline, &sketch, &options)?;
         if let Some(hit) = plan::resolve(&self.tables, planned.hits)?
@@ -304,11 +334,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         docs: Vec<Result<Prepared>>,
         threshold: f64,
     ) -> Result<Vec<Result<Unique>>> {
-        let options = PlanOptions {
-            threshold,
-            limit: Some(1),
-            ..PlanOptions::default()
-        };
+        let options = PlanOptions::dedup(threshold);
         let mut held = Held::default();
         let mut out = Vec::with_capacity(docs.len());
         for doc in docs {

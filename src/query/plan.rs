@@ -47,6 +47,36 @@ pub struct PlanOptions {
     pub max_bucket: usize,
     /// Top-k: the `k` best candidates, verified without a threshold.
     pub top: Option<usize>,
+    /// Dedup-on-write's policy for hot buckets: with more candidates than
+    /// this, they are verified most shared bands first (then by id) and
+    /// the first one at the threshold is the answer, not the most similar
+    /// one. The decision (a near-duplicate exists or not) stays exact; the
+    /// cost of a document with a near-duplicate in a bucket of thousands
+    /// stays that of a few verifications. `None`: every candidate is
+    /// verified.
+    pub first_over: Option<usize>,
+    /// The bands whose buckets are read (bit `b` for band `b`; bands past
+    /// 63 always): a caller that knows a bucket is empty skips it.
+    /// Default: all.
+    pub bands: u64,
+}
+
+/// Dedup-on-write's [`PlanOptions::first_over`]: verifying more
+/// candidates than this to pick the most similar near-duplicate is not
+/// worth it.
+pub const FIRST_OVER: usize = 256;
+
+impl PlanOptions {
+    /// The plan of dedup-on-write at `threshold`: the best near-duplicate,
+    /// or in hot buckets the first verified one ([`FIRST_OVER`]).
+    pub fn dedup(threshold: f64) -> Self {
+        Self {
+            threshold,
+            limit: Some(1),
+            first_over: Some(FIRST_OVER),
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for PlanOptions {
@@ -58,6 +88,8 @@ impl Default for PlanOptions {
             prune: true,
             max_bucket: DEFAULT_MAX_BUCKET,
             top: None,
+            first_over: None,
+            bands: u64::MAX,
         }
     }
 }
@@ -145,6 +177,13 @@ pub fn run(
     explain.candidate_probability_at_threshold = banding.probability(t);
 
     let candidates = collect_candidates(reader, sketch, options, &mut explain)?;
+    let hot = options.top.is_none() && options.first_over.is_some_and(|h| candidates.len() > h);
+    if hot {
+        let hits = first_verified(reader, pipeline, sketch, candidates, options, &mut explain)?;
+        explain.returned = hits.len();
+        return Ok(Planned { hits, explain });
+    }
+    let candidates = candidates.into_iter().map(|c| c.0).collect();
 
     // Top-k verifies every candidate: no threshold, no pruning.
     let (verify_at, prune) = match options.top {
@@ -184,14 +223,15 @@ pub fn run(
 }
 
 /// Reads the buckets of the query's band keys: the candidates' ids,
-/// sorted, deduplicated and without the excluded one. Bucket sizes, cut
-/// buckets and the lookup time go to `explain`.
+/// sorted, deduplicated and without the excluded one, each with the number
+/// of bands it shares with the query. Bucket sizes, cut buckets and the
+/// lookup time go to `explain`.
 fn collect_candidates(
     reader: &impl Reader,
     sketch: &Sketch,
     options: &PlanOptions,
     explain: &mut Explain,
-) -> Result<Vec<u64>> {
+) -> Result<Vec<(u64, u32)>> {
     let t = options.threshold;
     let start = Instant::now();
     let mut candidates = Vec::new();
@@ -201,6 +241,10 @@ fn collect_candidates(
     let exact = options.top.is_none() && t >= 1.0;
     let bands = if exact { 1 } else { sketch.band_keys.len() };
     for (band, &key) in sketch.band_keys.iter().enumerate().take(bands) {
+        if band < 64 && options.bands & (1 << band) == 0 {
+            explain.posting_sizes.push(0);
+            continue;
+        }
         let before = candidates.len();
         let probe = Probe::all(band as u32, key, options.max_bucket);
         let cut = reader
@@ -218,13 +262,50 @@ fn collect_candidates(
     // Each band's postings arrive in id order: a run-adaptive sort merges
     // those runs instead of sorting from scratch.
     candidates.sort();
-    candidates.dedup();
-    if let Some(own) = options.exclude {
-        candidates.retain(|&id| id != own);
+    let mut counted: Vec<(u64, u32)> = Vec::with_capacity(candidates.len());
+    for id in candidates {
+        match counted.last_mut() {
+            Some(last) if last.0 == id => last.1 += 1,
+            _ => counted.push((id, 1)),
+        }
     }
-    explain.candidates = candidates.len();
+    if let Some(own) = options.exclude {
+        counted.retain(|&(id, _)| id != own);
+    }
+    explain.candidates = counted.len();
     explain.lookup_time = start.elapsed();
-    Ok(candidates)
+    Ok(counted)
+}
+
+/// [`PlanOptions::first_over`]'s policy: the candidates verified most
+/// shared bands first, then by id, up to the first at the threshold.
+fn first_verified(
+    reader: &impl Reader,
+    pipeline: &Pipeline,
+    sketch: &Sketch,
+    mut candidates: Vec<(u64, u32)>,
+    options: &PlanOptions,
+    explain: &mut Explain,
+) -> Result<Vec<(u64, f64)>> {
+    candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (set, signature) = (&sketch.set, &sketch.signature);
+    let t = options.threshold;
+    for (id, _) in candidates {
+        let hits = verify(
+            reader,
+            pipeline,
+            set,
+            signature,
+            vec![id],
+            t,
+            options.prune,
+            explain,
+        )?;
+        if !hits.is_empty() {
+            return Ok(hits);
+        }
+    }
+    Ok(Vec::new())
 }
 
 /// Prunes `candidates` (sorted ids) by set size and, where the estimate is
@@ -283,7 +364,7 @@ pub(crate) fn verify(
             (Verdict::Signature, _) => explain.pruned_by_signature += 1,
         }
     }
-    explain.verify_time = start.elapsed();
+    explain.verify_time += start.elapsed();
     Ok(hits)
 }
 

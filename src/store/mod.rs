@@ -13,4 +13,5 @@ pub mod runs;
 pub mod schema;
 pub mod settings_record;
 pub(crate) mod tables;
+pub mod times;
 pub(crate) mod walk;

@@ -10,11 +10,14 @@
 //! (f64 little-endian), bands and rows (varints), SimHash blocks (option
 //! byte, then a varint), store text (byte 0 or 1); then, only when the
 //! containment index is on, its trees, depth and classes per octave
-//! (varints); then, only when clusters are maintained, a 0 in place of the
-//! trees when the containment index is off, and the representative policy
-//! (varint: 0 first inserted, 1 longest, 2 smallest key). A build that
-//! knows no clusters refuses such a record (zero trees, or trailing bytes)
-//! instead of writing to the file without keeping its clusters. Varints are unsigned LEB128; option and bool bytes are 0 or 1.
+//! (varints); then, only when an index added later is on, a varint of
+//! feature bits (bit 0: the time index, `store::times`; bit 1: maintained
+//! clusters, `store::clusters`), with the containment index's place
+//! holding a single 0 when it is off; then, only when bit 1 is set, the
+//! representative policy (varint: 0 first inserted, 1 longest, 2 smallest
+//! key). A build that knows no features refuses such a record (zero trees,
+//! or trailing bytes) instead of writing to the file without keeping its
+//! indexes. Varints are unsigned LEB128; option and bool bytes are 0 or 1.
 //! These are the bytes the postcard encoding of the settings struct wrote,
 //! so every existing file reads unchanged (`tests/settings_record.rs`).
 
@@ -75,18 +78,42 @@ pub fn encode(settings: &Settings) -> Vec<u8> {
         }
     }
     out.push(u8::from(settings.store_text));
-    if let Some(ensemble) = &settings.containment {
-        varint(&mut out, ensemble.trees() as u64);
-        varint(&mut out, ensemble.depth() as u64);
-        varint(&mut out, u64::from(ensemble.classes_per_octave()));
+    let features = feature_bits(settings);
+    match &settings.containment {
+        Some(ensemble) => {
+            varint(&mut out, ensemble.trees() as u64);
+            varint(&mut out, ensemble.depth() as u64);
+            varint(&mut out, u64::from(ensemble.classes_per_octave()));
+        }
+        // No containment index, but features follow: 0 trees says so (a
+        // build that knows no features refuses the file: no index has 0 trees).
+        None if features != 0 => varint(&mut out, 0),
+        None => {}
+    }
+    if features != 0 {
+        varint(&mut out, features);
     }
     if let Some(policy) = settings.clusters {
-        if settings.containment.is_none() {
-            varint(&mut out, 0);
-        }
         varint(&mut out, policy_code(policy));
     }
     out
+}
+
+/// Feature bit of the time index.
+const TIME_INDEX: u64 = 1;
+/// Feature bit of maintained clusters (the representative policy follows).
+const CLUSTERS: u64 = 2;
+
+/// The feature bits of `settings` (0 when none is on).
+fn feature_bits(settings: &Settings) -> u64 {
+    let mut bits = 0;
+    if settings.timestamps {
+        bits |= TIME_INDEX;
+    }
+    if settings.clusters.is_some() {
+        bits |= CLUSTERS;
+    }
+    bits
 }
 
 /// A representative policy's number in the record.
@@ -120,9 +147,8 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
     let (bands, rows) = (r.usize()?, r.usize()?);
     let simhash_blocks = if r.flag()? { Some(r.u32()?) } else { None };
     let store_text = r.flag()?;
-    // A 0 in place of the trees says "no containment index, clusters follow".
-    let marked = !r.0.is_empty();
-    let containment = match if marked { r.u32()? } else { 0 } {
+    let containment_place = !r.0.is_empty();
+    let containment = match if containment_place { r.u32()? } else { 0 } {
         0 => None,
         trees => {
             let (depth, classes) = (r.u32()?, r.u32()?);
@@ -131,7 +157,24 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
             Some(ensemble)
         }
     };
-    let clusters = if r.0.is_empty() && (containment.is_some() || !marked) {
+    let features = if r.0.is_empty() {
+        0
+    } else {
+        // Written only when some feature is on.
+        match r.varint(10)? {
+            0 => return Err(bad("trailing bytes")),
+            bits => bits,
+        }
+    };
+    if containment_place && containment.is_none() && features == 0 {
+        return Err(bad("a containment shape cut short"));
+    }
+    if features & !(TIME_INDEX | CLUSTERS) != 0 {
+        return Err(bad(format!(
+            "unknown features {features:#x} (written by a newer lshdb?)"
+        )));
+    }
+    let clusters = if features & CLUSTERS == 0 {
         None
     } else {
         Some(match r.u32()? {
@@ -153,6 +196,7 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
         simhash_blocks,
         store_text,
         containment,
+        timestamps: features & TIME_INDEX != 0,
         clusters,
     })
 }

@@ -79,6 +79,14 @@ impl ReadTables {
         })
     }
 
+    /// Reads run filter rows through `rows`, a cache shared with other
+    /// snapshots of the same file ([`ReadRuns::share_rows`]).
+    pub fn share_rows(&mut self, rows: std::sync::Arc<crate::store::runs::RowCache>) {
+        if let Some(runs) = &mut self.runs {
+            runs.share_rows(rows);
+        }
+    }
+
     /// Every MinHash posting of a live document — fresh ones and those in
     /// runs, without the postings runs still hold for removed documents —
     /// in (band, key, id) order.

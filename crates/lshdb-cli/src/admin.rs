@@ -53,6 +53,10 @@ pub struct CreateArgs {
     /// smallest-key.
     #[arg(long, value_parser = parse_representative, requires = "clusters")]
     representative: Option<lshdb::Representative>,
+    /// Keep the time index: each document's timestamp (the time it is
+    /// added), for `expire` and `dedup --window`.
+    #[arg(long)]
+    timestamps: bool,
     /// One JSON object with the settings, as `stats --json` gives them.
     #[arg(long)]
     json: bool,
@@ -63,7 +67,8 @@ pub fn create(args: &CreateArgs, ctx: &Context) -> CmdResult {
         .num_perm(args.num_perm)
         .shingle(args.shingle)
         .store_text(args.store_text)
-        .containment(args.containment);
+        .containment(args.containment)
+        .timestamps(args.timestamps);
     if args.clusters {
         config = config.cluster_representative(args.representative.unwrap_or_default());
     }
@@ -304,10 +309,12 @@ pub fn compact(args: &CompactArgs, ctx: &Context) -> CmdResult {
     after_help = "Examples:\n  lshdb rebuild pages.lshdb --threshold 0.6\n  \
                   lshdb rebuild pages.lshdb --containment      # build the containment index\n  \
                   lshdb rebuild pages.lshdb --no-containment   # drop it\n  \
-                  lshdb rebuild pages.lshdb --clusters         # maintain clusters from now on"
+                  lshdb rebuild pages.lshdb --clusters         # maintain clusters from now on\n  \
+                  lshdb rebuild pages.lshdb --timestamps       # build the time index, for `expire`"
 )]
 #[command(group = clap::ArgGroup::new("what").required(true).multiple(true)
-    .args(["threshold", "containment", "no_containment", "clusters", "no_clusters"]))]
+    .args(["threshold", "containment", "no_containment", "clusters", "no_clusters",
+        "timestamps", "no_timestamps"]))]
 pub struct RebuildArgs {
     /// The database file.
     file: PathBuf,
@@ -331,6 +338,14 @@ pub struct RebuildArgs {
     /// Drop the maintained clusters.
     #[arg(long)]
     no_clusters: bool,
+    /// Build the time index, for `expire` and `dedup --window`: the
+    /// documents stored so far are stamped with the time of the rebuild
+    /// (a file that has it keeps its stamps).
+    #[arg(long, conflicts_with = "no_timestamps")]
+    timestamps: bool,
+    /// Drop the time index (every timestamp is lost).
+    #[arg(long)]
+    no_timestamps: bool,
     /// Number of bands (with --threshold and --rows; otherwise tuned).
     #[arg(long, requires_all = ["rows", "threshold"])]
     bands: Option<usize>,
@@ -338,7 +353,7 @@ pub struct RebuildArgs {
     #[arg(long, requires = "bands")]
     rows: Option<usize>,
     /// One JSON object: {"threshold": T, "bands": B, "rows": R,
-    /// "containment": bool, "clusters": POLICY or null}.
+    /// "containment": bool, "clusters": POLICY or null, "timestamps": bool}.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -365,6 +380,11 @@ pub fn rebuild(args: &RebuildArgs, ctx: &Context) -> CmdResult {
         bar.finish_and_clear();
     } else if args.no_clusters {
         db.drop_clusters()?;
+    }
+    if args.timestamps {
+        db.build_time_index(crate::support::when::now())?;
+    } else if args.no_timestamps {
+        db.drop_time_index()?;
     }
     let s = db.settings();
     if args.json {

@@ -46,6 +46,35 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses an amount of memory: bytes, or a number with K, M or G (powers
+/// of 1024; `1G`, `512M`, `1.5G`).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let scale: f64 = match unit {
+        'B' => 1.0,
+        'K' => 1024.0,
+        'M' => 1024.0 * 1024.0,
+        'G' => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "`{s}`: the unit is K, M or G (for example 1G, 512M)"
+            ))
+        }
+    };
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not an amount of memory; for example 1G or 512M"))?;
+    let bytes = n * scale;
+    if !(64.0 * 1024.0 * 1024.0..1e18).contains(&bytes) {
+        return Err(format!("`{s}`: give at least 64M"));
+    }
+    Ok(bytes as usize)
+}
+
 /// Opens an existing database for writing; while another process writes
 /// it, waits up to `wait` (the `--wait SECONDS` of write commands).
 pub fn open_waiting(path: &Path, wait: &Wait, ctx: &Context) -> Result<Database, CliError> {
@@ -152,5 +181,23 @@ impl JsonFields {
         };
         let source = Source::open(path, detect(path, self.format)?, &fields, interrupt)?;
         Keyed::new(source, &fields, interrupt)
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("512m"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("134217728"), Ok(128 << 20));
+        assert!(parse_size("1T").unwrap_err().contains("K, M or G"));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("1M").unwrap_err().contains("at least 64M"));
+        assert!(parse_size("-1G").is_err());
+        assert!(parse_size("NaNG").is_err());
     }
 }

@@ -12,6 +12,7 @@ mod args;
 mod containment;
 mod dedup;
 mod docs;
+mod expire;
 mod input;
 mod inspect;
 mod interrupt;
@@ -60,6 +61,7 @@ enum Command {
     Clusters(pairs::ClustersArgs),
     Get(docs::GetArgs),
     Remove(docs::RemoveArgs),
+    Expire(expire::Args),
     Stats(admin::StatsArgs),
     Check(admin::CheckArgs),
     Compact(admin::CompactArgs),
@@ -166,6 +168,15 @@ fn lib_error(
             ),
             None => write!(f, "{err}"),
         },
+        lshdb::Error::NoTimeIndex => {
+            let file = opened.map_or("FILE".into(), |p| shell_arg(&p.to_string_lossy()));
+            write!(
+                f,
+                "this database keeps no time index, which expiry walks; add it with `lshdb \
+                 rebuild {file} --timestamps` (the documents stored so far are stamped with \
+                 the time of the rebuild)"
+            )
+        }
         // The whole chain, as one sentence: library errors keep their
         // causes (the storage engine's, the operating system's) as sources
         // rather than in their own text.
@@ -240,6 +251,7 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
         Command::Clusters(args) => pairs::clusters(&args, ctx),
         Command::Get(args) => docs::get(&args, ctx),
         Command::Remove(args) => docs::remove(&args, ctx),
+        Command::Expire(args) => expire::run(&args, ctx),
         Command::Stats(args) => admin::stats(&args, ctx),
         Command::Check(args) => admin::check(&args, ctx),
         Command::Compact(args) => admin::compact(&args, ctx),

@@ -167,7 +167,7 @@ pub fn settings_json(s: &Settings) -> Value {
 pub fn settings_text(s: &Settings) -> String {
     let r = s.report();
     format!(
-        "{}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}",
+        "{}, {} {} values, {} bands × {} rows, threshold {}, SimHash {}, text {}{}{}",
         r.shingle,
         r.num_perm,
         r.scheme,
@@ -178,19 +178,21 @@ pub fn settings_text(s: &Settings) -> String {
             .map_or("off".to_owned(), |d| format!("≤ {d} bits")),
         if r.store_text { "stored" } else { "not stored" },
         containment_words(s),
+        if r.timestamps { ", time index" } else { "" },
     )
 }
 
-/// The banding and the containment index as text (`rebuild`):
-/// `threshold T, B bands × R rows[, containment index (…)]`.
+/// The banding and the containment and time indexes as text (`rebuild`):
+/// `threshold T, B bands × R rows[, containment index (…)][, time index]`.
 pub fn banding_text(s: &Settings) -> String {
     let r = s.report();
     format!(
-        "threshold {}, {} bands × {} rows{}",
+        "threshold {}, {} bands × {} rows{}{}",
         r.threshold,
         r.bands,
         r.rows,
-        containment_words(s)
+        containment_words(s),
+        if r.timestamps { ", time index" } else { "" },
     )
 }
 
@@ -216,6 +218,7 @@ pub fn rebuilt_json(s: &Settings) -> Value {
         "rows": r.rows,
         "containment": r.containment.is_some(),
         "clusters": r.clusters,
+        "timestamps": r.timestamps,
     })
 }
 

@@ -166,6 +166,7 @@ fn stats_and_check_keep_their_fields() {
             "simhash_max_distance",
             "store_text",
             "threshold",
+            "timestamps",
             "whitespace"
         ]
     );

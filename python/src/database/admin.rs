@@ -6,6 +6,14 @@ use crate::errors::{guard, Fail};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// Seconds since the Unix epoch now (the stamp of documents a rebuild
+/// adds to the time index).
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 #[pymethods]
 impl Database {
     #[pyo3(signature = (*, deep = false))]
@@ -31,8 +39,9 @@ impl Database {
     }
 
     /// Re-bands for a new threshold and/or builds (true) or drops (false)
-    /// the containment index.
-    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None, clusters = None))]
+    /// the containment index, the maintained clusters and the time index
+    /// (built: every stored document stamped now).
+    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None, clusters = None, timestamps = None))]
     #[allow(clippy::too_many_arguments)]
     fn rebuild(
         &self,
@@ -42,6 +51,7 @@ impl Database {
         rows: Option<usize>,
         containment: Option<bool>,
         clusters: Option<String>,
+        timestamps: Option<bool>,
     ) -> PyResult<()> {
         let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
         let banding = match (bands, rows) {
@@ -56,10 +66,9 @@ impl Database {
                 None => return fail("rebuild: clusters= takes True, False, \"first\", \"longest\" or \"smallest-key\""),
             },
         };
-        if threshold.is_none()
-            && (banding.is_some() || (containment.is_none() && clusters.is_none()))
-        {
-            return fail("rebuild: give threshold= (with bands= and rows=, or neither), containment=True or False, or both");
+        let other = containment.is_some() || clusters.is_some() || timestamps.is_some();
+        if threshold.is_none() && (banding.is_some() || !other) {
+            return fail("rebuild: give threshold= (with bands= and rows=, or neither), containment=True or False, clusters=, timestamps=True or False, or several");
         }
         self.write(py, |db| {
             if let Some(threshold) = threshold {
@@ -74,6 +83,11 @@ impl Database {
                 (true, Some(policy)) => db.build_clusters(policy)?,
                 (true, None) => db.drop_clusters()?,
                 (false, _) => {}
+            }
+            match timestamps {
+                Some(true) => db.build_time_index(now())?,
+                Some(false) => db.drop_time_index()?,
+                None => {}
             }
             Ok(())
         })

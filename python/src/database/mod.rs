@@ -16,6 +16,7 @@
 mod admin;
 mod clusters;
 mod containment;
+mod expire;
 mod gate;
 mod modes;
 mod read;
@@ -56,7 +57,7 @@ type Hits = Vec<(String, f64)>;
 #[pymethods]
 impl Database {
     #[staticmethod]
-    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate"))]
+    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -73,6 +74,7 @@ impl Database {
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         durability: &str,
+        timestamps: bool,
     ) -> PyResult<Self> {
         let args = ConfigArgs {
             threshold,
@@ -85,7 +87,8 @@ impl Database {
         };
         let db =
             run(py, || {
-                let config = modes::config(&args, containment, clusters.as_deref())?;
+                let config =
+                    modes::config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
                 let durability = modes::parse_durability(durability)?;
                 Ok(modes::builder(cache_bytes, record_cache_bytes, durability)
                     .create(&path, config)?)

@@ -60,7 +60,7 @@ pub(super) fn config(
 impl Database {
     /// A new database held in memory (redb's in-memory backend).
     #[staticmethod]
-    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate"))]
+    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn memory(
         py: Python<'_>,
@@ -76,6 +76,7 @@ impl Database {
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         durability: &str,
+        timestamps: bool,
     ) -> PyResult<Self> {
         let args = ConfigArgs {
             threshold,
@@ -87,7 +88,7 @@ impl Database {
             store_text,
         };
         let db = run(py, || {
-            let config = config(&args, containment, clusters.as_deref())?;
+            let config = config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
             let builder = builder(
                 cache_bytes,
                 record_cache_bytes,

@@ -20,8 +20,8 @@
 use crate::hash::{mix64, GOLDEN_GAMMA};
 use crate::store::codec::{frame, unframe, Tag};
 use crate::{Error, Result};
+use parking_lot::Mutex;
 use redb::{ReadableTable, Table, TableDefinition};
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Filter rows: `(run, band, row)` → `Tag::Filter` record of
@@ -94,13 +94,13 @@ pub fn may_contain(
     let Some(cache) = cache else {
         return Ok(has(&read_row(filters, at)?));
     };
-    if let Some(row) = cache.rows.borrow().get(&at) {
+    if let Some(row) = cache.rows.lock().get(&at) {
         return Ok(has(row));
     }
     let row = read_row(filters, at)?;
     let found = has(&row);
-    let mut rows = cache.rows.borrow_mut();
-    if rows.len() < RowCache::MAX_ROWS {
+    let mut rows = cache.rows.lock();
+    if rows.len() < cache.max_rows() {
         rows.insert(at, row);
     }
     Ok(found)
@@ -150,22 +150,66 @@ fn line_has(row: &[u8; ROW_BYTES], line: u64, band: u32, key: u64) -> bool {
         .all(|&b| bits[usize::from(b / 8)] & (1 << (b % 8)) != 0)
 }
 
-/// Filter rows read by one transaction, kept for its later look-ups: a
-/// dedup-on-write transaction probes the same few thousand rows again and
-/// again. At most [`RowCache::MAX_ROWS`] rows; emptied whenever a run is
-/// removed (run ids may then be issued again).
+/// Filter rows read, kept for later look-ups: a dedup-on-write
+/// transaction, and the snapshots a dedup-on-write load looks its chunks
+/// up in, probe the same rows again and again. At most
+/// [`RowCache::MAX_ROWS`] rows unless sized otherwise; emptied whenever a
+/// run is removed (run ids may then be issued again). Shared by threads
+/// (a load's look-ups run on every core).
 #[derive(Default)]
 pub struct RowCache {
-    rows: RefCell<HashMap<(u32, u32, u32), Option<Row>>>,
+    rows: Mutex<HashMap<(u32, u32, u32), Option<Row>>>,
+    /// The most rows kept; 0: [`RowCache::MAX_ROWS`].
+    limit: usize,
+    /// The runs whose rows may be kept (see [`RowCache::follow`]).
+    runs: Mutex<Vec<u32>>,
 }
 
 impl RowCache {
-    /// Rows kept at most (8 MiB of bits).
+    /// Rows kept at most by default (8 MiB of bits).
     pub const MAX_ROWS: usize = 16 * 1024;
+
+    /// A cache of at most `bytes` bytes of rows.
+    pub fn with_bytes(bytes: usize) -> Self {
+        Self {
+            limit: (bytes / ROW_BYTES).max(1),
+            ..Self::default()
+        }
+    }
+
+    fn max_rows(&self) -> usize {
+        if self.limit == 0 {
+            Self::MAX_ROWS
+        } else {
+            self.limit
+        }
+    }
 
     /// Forgets every row.
     pub fn clear(&self) {
-        self.rows.borrow_mut().clear();
+        self.rows.lock().clear();
+    }
+
+    /// Follows the run list of a newer snapshot of the same file: forgets
+    /// the rows of runs it no longer lists, and every row when it lists a
+    /// run not listed before under an id at or below one seen before (an
+    /// id issued again, whose rows would be stale).
+    pub fn follow(&self, list: &[(u32, u64)]) {
+        let mut runs = self.runs.lock();
+        if runs.len() == list.len() && runs.iter().zip(list).all(|(a, b)| *a == b.0) {
+            return;
+        }
+        let highest = runs.iter().copied().max().unwrap_or(0);
+        let reissued = list
+            .iter()
+            .any(|&(run, _)| run <= highest && !runs.contains(&run));
+        let mut rows = self.rows.lock();
+        if reissued {
+            rows.clear();
+        } else {
+            rows.retain(|&(run, _, _), _| list.iter().any(|r| r.0 == run));
+        }
+        *runs = list.iter().map(|r| r.0).collect();
     }
 }
 

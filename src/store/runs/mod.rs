@@ -53,7 +53,7 @@ pub use block::RunScan;
 /// The block codec, for tests that damage blocks behind lshdb's back.
 #[cfg(any(test, feature = "internals"))]
 pub use block::{decode_block, encode_block};
-pub use filter::{RUN_FILTERS, RUN_FILTER_LINES};
+pub use filter::{RowCache, RUN_FILTERS, RUN_FILTER_LINES};
 pub use merge::{Merged, RunWriter};
 
 use crate::store::probe::Probe;
@@ -61,6 +61,7 @@ use crate::Result;
 use block::postings_of;
 use redb::{ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Run blocks: `(run, band, first key, first id)` → `Tag::Block` record.
 pub const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
@@ -197,6 +198,8 @@ pub struct ReadRuns {
     filters: Option<ReadFilters>,
     /// (run, filter lines per band), by run.
     lines: Vec<(u32, u64)>,
+    /// Filter rows shared with other snapshots of the same load.
+    rows: Option<Arc<filter::RowCache>>,
 }
 
 impl ReadRuns {
@@ -222,7 +225,15 @@ impl ReadRuns {
             dead,
             filters,
             lines,
+            rows: None,
         }))
+    }
+
+    /// Reads filter rows through `rows`, a cache shared with other
+    /// snapshots of the same file, which follows this snapshot's runs.
+    pub fn share_rows(&mut self, rows: Arc<filter::RowCache>) {
+        rows.follow(&self.list);
+        self.rows = Some(rows);
     }
 
     /// The ids of removed documents whose postings may be in runs.
@@ -245,6 +256,9 @@ impl RunTables for ReadRuns {
     }
     fn list(&self) -> &[(u32, u64)] {
         &self.list
+    }
+    fn row_cache(&self) -> Option<&filter::RowCache> {
+        self.rows.as_deref()
     }
     fn dead(&self) -> &impl ReadableTable<u64, ()> {
         &self.dead

@@ -25,14 +25,18 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
     // Chunks read and not yet decided, in order.
     let pending: RefCell<VecDeque<Pending>> = RefCell::new(VecDeque::new());
-    // Keys of this run: key → line, for repeated ids.
-    let mut seen: HashMap<String, u64> = HashMap::new();
+    // Keys of this run, for repeated ids: a 64-bit hash each, so that
+    // memory stays small at tens of millions of records. Two ids of one
+    // hash (about 1 in 3·10⁵ runs of 10 M records) make the second a
+    // rejected record, which fails the run without --rejected: never lost.
+    let mut seen: HashSet<u64> = HashSet::new();
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     // A temporary database is thrown away: it need not be written.
     let options = BulkOptions::default()
         .batch(args.batch)
-        .scratch(args.db.is_none());
+        .scratch(args.db.is_none())
+        .max_held_bytes(args.memory / 2);
     // On the reader's thread: what each chunk's records come to without
     // the index.
     let triage = |input, layout, chunk| {
@@ -114,7 +118,7 @@ fn triage(
     place: &Place<'_>,
     layout: Layout,
     mut chunk: Chunk,
-    seen: &mut HashMap<String, u64>,
+    seen: &mut HashSet<u64>,
     bar: &indicatif::ProgressBar,
     run: &Run<'_>,
 ) -> Result<(Pending, Vec<(String, String)>), CliError> {
@@ -134,15 +138,14 @@ fn triage(
         read += 1;
         bar.inc(1);
         let key = good.id.clone().unwrap_or_else(|| place.key(*line));
-        if let Some(first_line) = seen.get(&key) {
+        if !seen.insert(id_hash(&key)) {
             let reason = format!(
-                "repeated id: `{}` is also at line {first_line}",
+                "repeated id: `{}` is also earlier in the input",
                 short(&key)
             );
             fates.push((i, Fate::Bad(reason)));
             continue;
         }
-        seen.insert(key.clone(), *line);
         // An empty text has no near-duplicates: kept, never stored.
         if good.text.trim().is_empty() {
             fates.push((i, Fate::Keep));
@@ -169,6 +172,14 @@ fn triage(
         read,
     };
     Ok((pending, checks))
+}
+
+/// The 64-bit hash of a record id that tells repeated ids.
+fn id_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
 }
 
 /// Counts a decided chunk's records, reports its drops and bad records,

@@ -13,7 +13,7 @@
 //! choosing one member per group; pass 2 re-reads the input and writes the
 //! kept records.
 
-use crate::args::{open_waiting, parse_threshold, Wait};
+use crate::args::{open_waiting, parse_size, parse_threshold, Wait};
 use crate::interrupt::Interrupt;
 use crate::output::{progress, short};
 use crate::records::{Fields, Format, Layout, Parsed, Sink};
@@ -86,6 +86,18 @@ pub struct Args {
     /// Records per commit to the database.
     #[arg(long, default_value_t = lshdb::DEFAULT_BATCH, value_name = "N")]
     batch: usize,
+    /// About the most memory the run takes (K, M or G): half of it holds
+    /// the kept records not yet written to the database, which are written
+    /// as they pass it. Besides, 16 bytes per record for repeated ids.
+    #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
+    memory: usize,
+    /// Sliding-window dedup (with --db): first remove the documents --db
+    /// stored more than this long ago (45s, 90m, 12h, 30d), so a record is
+    /// a duplicate only of records kept within the window. A --db this run
+    /// creates keeps the time index; an existing one needs it (`lshdb
+    /// rebuild FILE --timestamps`).
+    #[arg(long, requires = "db", value_parser = crate::support::when::parse_duration, value_name = "DURATION")]
+    window: Option<u64>,
     /// Keep the kept records' texts in a database created by this run (--db).
     #[arg(long)]
     store_text: bool,
@@ -133,6 +145,8 @@ struct Counts {
     kept: u64,
     dropped: u64,
     bad: Limited,
+    /// Documents `--window` removed from `--db` before the run.
+    expired: u64,
 }
 
 /// Where a record comes from, for messages and keys.
@@ -177,8 +191,12 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     interrupt.catch_interrupt();
 
     // A rerun of an unfinished run resumes it.
+    let mut expired = 0;
     let resuming = match args.db {
-        Some(_) => resume::begin(&db, &args.inputs, &keep_name(&args.keep), interrupt)?,
+        Some(_) => resume::begin(&db, &args.inputs, &keep_name(&args.keep), interrupt, || {
+            expired = expire_window(args, &db, interrupt)?;
+            Ok(())
+        })?,
         None => false,
     };
     // Nothing stored before this run: no record can be found by name.
@@ -195,7 +213,10 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         Some(path) => Target::File(Written::create(path)?),
         None => Target::Stdout(std::io::BufWriter::new(std::io::stdout())),
     };
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        expired,
+        ..Counts::default()
+    };
     let bar = progress(None, "dedup");
     let run = Run {
         args,
@@ -296,6 +317,26 @@ fn check_inputs(args: &Args) -> Result<Format, CliError> {
     Ok(format)
 }
 
+/// With `--window`: removes the documents `--db` stored before the
+/// window; returns how many.
+fn expire_window(args: &Args, db: &Database, interrupt: &Interrupt) -> Result<u64, CliError> {
+    let Some(window) = args.window else {
+        return Ok(0);
+    };
+    let older_than = crate::support::when::now().saturating_sub(window);
+    let report = db.expire_with(older_than, lshdb::EXPIRE_BATCH, |_| {
+        !interrupt.interrupted()
+    })?;
+    if report.stopped {
+        return fail(format!(
+            "interrupted while removing the documents older than the window ({} removed); \
+             nothing was read; run the same command again",
+            report.removed
+        ));
+    }
+    Ok(report.removed)
+}
+
 /// Opens `--db` (created when missing) or creates a temporary database,
 /// with the folder that holds it.
 fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::TempDir>), CliError> {
@@ -309,6 +350,15 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
     match &args.db {
         Some(path) if path.exists() => {
             let db = open_waiting(path, &args.wait, ctx)?;
+            if args.window.is_some() && !db.has_time_index() {
+                return fail(format!(
+                    "{} keeps no time index, which --window needs; add it with `lshdb rebuild \
+                     {} --timestamps` (the documents stored so far are stamped with the time \
+                     of the rebuild)",
+                    path.display(),
+                    crate::output::shell_arg(&path.to_string_lossy())
+                ));
+            }
             let s = db.settings();
             if let (Some(b), Some(r)) = (args.bands, args.rows) {
                 if (b, r) != (s.bands, s.rows) {
@@ -325,7 +375,8 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
             Ok((db, None))
         }
         Some(path) => {
-            let db = Database::create(path, config().store_text(args.store_text))?;
+            let config = config().store_text(args.store_text);
+            let db = Database::create(path, config.timestamps(args.window.is_some()))?;
             ctx.opened(path);
             ctx.interrupt().writing();
             Ok((db, None))

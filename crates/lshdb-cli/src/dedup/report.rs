@@ -41,24 +41,32 @@ pub(super) fn summary(
     resuming: bool,
 ) {
     let seconds = start.elapsed().as_secs_f64();
-    let summary = if args.json {
-        json!({
-            "read": counts.read, "kept": counts.kept, "dropped": counts.dropped,
-            "bad": counts.bad.total, "rejected": counts.bad.total, "seconds": seconds,
-            "threshold": threshold, "keep": keep_name(&args.keep), "resumed": resuming,
-        })
-        .to_string()
-    } else {
-        format!(
-            "read {} record(s): {} kept, {} dropped as near-duplicates, {} rejected; {:.1} s{}",
+    let summary =
+        if args.json {
+            let mut summary = json!({
+                "read": counts.read, "kept": counts.kept, "dropped": counts.dropped,
+                "bad": counts.bad.total, "rejected": counts.bad.total, "seconds": seconds,
+                "threshold": threshold, "keep": keep_name(&args.keep), "resumed": resuming,
+            });
+            if args.window.is_some() {
+                summary["expired"] = json!(counts.expired);
+            }
+            summary.to_string()
+        } else {
+            format!(
+            "read {} record(s): {} kept, {} dropped as near-duplicates, {} rejected; {:.1} s{}{}",
             counts.read,
             counts.kept,
             counts.dropped,
             counts.bad.total,
             seconds,
-            if resuming { " (resumed)" } else { "" }
+            if resuming { " (resumed)" } else { "" },
+            match args.window {
+                Some(_) => format!("; {} stored record(s) fell out of the window", counts.expired),
+                None => String::new(),
+            }
         )
-    };
+        };
     if args.out.is_some() {
         if args.json {
             json(&serde_json::from_str(&summary).unwrap_or_default());

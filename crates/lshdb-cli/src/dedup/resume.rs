@@ -22,12 +22,15 @@ const REMOVE_BATCH: usize = 10_000;
 
 /// Marks the start of a run of `inputs` under `keep` in `db`; when the
 /// label names an unfinished run of the same command, first removes what
-/// that run stored. Returns whether it did (the run resumes).
+/// that run stored. Then `prepare` runs (`--window`'s expiry), before the
+/// run's start is taken, so that what it removes never shifts the start.
+/// Returns whether it rolled back (the run resumes).
 pub(super) fn begin(
     db: &Database,
     inputs: &[String],
     keep: &str,
     interrupt: &Interrupt,
+    prepare: impl FnOnce() -> Result<(), CliError>,
 ) -> Result<bool, CliError> {
     let label = db.label(RUN_LABEL)?.unwrap_or_default();
     let unfinished: Option<serde_json::Value> = serde_json::from_str(&label).ok();
@@ -39,10 +42,10 @@ pub(super) fn begin(
         Some(start) => roll_back(db, start, interrupt)?,
         None => false,
     };
-    let start = match (resuming, start) {
-        (true, Some(start)) => start,
-        _ => db.len()?,
-    };
+    prepare()?;
+    // After a roll-back the database holds `start` documents again, less
+    // what `prepare` removed.
+    let start = db.len()?;
     let run = json!({"inputs": inputs, "keep": keep, "start": start}).to_string();
     if run.len() > lshdb::MAX_LABEL_BYTES {
         // Too many inputs to name: such a run cannot be resumed.

@@ -1,6 +1,6 @@
 //! The CLI's support layer: what several commands share, passed a
 //! [`context::Context`] rather than reading globals. Command modules
-//! (`add`, `admin`, `dedup`, `docs`, `inspect`, `pairs`, `query` with its
+//! (`add`, `admin`, `dedup`, `docs`, `expire`, `inspect`, `pairs`, `query` with its
 //! containment renderer `containment`, `scan`, `tune`) import this layer
 //! and the other shared modules (`args`, `input`, `output`, `records`,
 //! `walk`, `interrupt`), never each other.
@@ -12,3 +12,4 @@ pub mod load;
 pub mod outfile;
 #[cfg(test)]
 pub mod testing;
+pub mod when;

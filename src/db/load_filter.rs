@@ -1,0 +1,190 @@
+//! [`LoadFilter`]: what a dedup-on-write load into an empty database has
+//! written so far, as a Bloom filter in memory over the documents' keys and
+//! band keys, so that a look-up whose keys are all absent skips the file.
+//!
+//! Most documents of a load have no stored near-duplicate and share no
+//! band with a stored document. Their look-up in the last snapshot would
+//! still probe every run's filter in every band (16 bands × every run,
+//! rows read through redb); one probe here per key rules them out. The
+//! filter only answers for a load whose database was empty when it began:
+//! then everything the snapshots hold was written by the load, and added
+//! here before the commit that made it visible. Answers are per band: a
+//! look-up reads only the bands whose key the load may have written.
+//! Blocked: the bits of a key are in one 64-bit word (one cache miss per
+//! probe), 16 bits per key, under 1% false positives, which only cost the
+//! ordinary look-up of that band.
+//! Filters are chained, each twice as large as the one before, so memory
+//! follows the load's size (about 34 bytes per document).
+
+use crate::hash::{key_hash, mix64, GOLDEN_GAMMA};
+use crate::pipeline::Prepared;
+use parking_lot::RwLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Keys the first filter holds before the next one is added.
+const FIRST_KEYS: u64 = 1 << 20;
+
+/// Bits per key.
+const BITS_PER_KEY: u64 = 16;
+
+/// Bits set per key, in its word.
+const PROBES: u32 = 5;
+
+/// One filter: words of 64 bits, and how many keys it holds.
+struct Filter {
+    words: Vec<AtomicU64>,
+    capacity: u64,
+    keys: AtomicU64,
+}
+
+impl Filter {
+    fn new(capacity: u64) -> Self {
+        let words = (capacity * BITS_PER_KEY).div_ceil(64).max(1);
+        Self {
+            words: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            capacity,
+            keys: AtomicU64::new(0),
+        }
+    }
+
+    /// The word of hash `h` and its bits.
+    fn locate(&self, h: u64) -> (usize, u64) {
+        let word = ((u128::from(h) * self.words.len() as u128) >> 64) as usize;
+        let g = mix64(h);
+        let bits = (0..PROBES).fold(0u64, |acc, i| acc | 1 << ((g >> (6 * i)) & 63));
+        (word, bits)
+    }
+
+    fn add(&self, h: u64) {
+        let (word, bits) = self.locate(h);
+        self.words[word].fetch_or(bits, Ordering::Release);
+        self.keys.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn may_hold(&self, h: u64) -> bool {
+        let (word, bits) = self.locate(h);
+        self.words[word].load(Ordering::Acquire) & bits == bits
+    }
+}
+
+/// The keys and band keys a load has written (see the module docs).
+pub(crate) struct LoadFilter {
+    filters: RwLock<Vec<Filter>>,
+    /// False once something was written that the filter does not hold;
+    /// from then on it answers "maybe" to everything.
+    on: AtomicBool,
+}
+
+impl LoadFilter {
+    /// An empty filter, on.
+    pub fn new() -> Self {
+        Self::with_first(FIRST_KEYS)
+    }
+
+    /// An empty filter whose first part holds `keys` keys.
+    fn with_first(keys: u64) -> Self {
+        Self {
+            filters: RwLock::new(vec![Filter::new(keys.max(1))]),
+            on: AtomicBool::new(true),
+        }
+    }
+
+    /// Turns the filter off for good: something was written past it.
+    pub fn turn_off(&self) {
+        self.on.store(false, Ordering::SeqCst);
+    }
+
+    /// Adds a document about to be written: its key and its band keys.
+    pub fn add(&self, doc: &Prepared) {
+        let hashes = hashes(doc);
+        let mut filters = self.filters.write();
+        let full = filters.last().is_none_or(|last| {
+            last.keys.load(Ordering::Relaxed) + hashes.len() as u64 > last.capacity
+        });
+        if full {
+            let capacity = filters.last().map_or(FIRST_KEYS, |last| last.capacity * 2);
+            filters.push(Filter::new(capacity));
+        }
+        if let Some(last) = filters.last() {
+            hashes.into_iter().for_each(|h| last.add(h));
+        }
+    }
+
+    /// What of `doc` the load may have written: whether its key (false:
+    /// certainly no document of the load has it), and the bands in which
+    /// a document of the load may share its band key (bit `b` for band
+    /// `b`; the others certainly not). Everything when off.
+    pub fn may_meet(&self, doc: &Prepared) -> (bool, u64) {
+        if !self.on.load(Ordering::SeqCst) {
+            return (true, u64::MAX);
+        }
+        let filters = self.filters.read();
+        let held = |h: u64| filters.iter().any(|f| f.may_hold(h));
+        let hashes = hashes(doc);
+        let bands = hashes[1..]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &h)| held(h))
+            .fold(0u64, |mask, (band, _)| mask | 1 << band.min(63));
+        (held(hashes[0]), bands)
+    }
+}
+
+/// The hashes of a document's key and of each (band, band key).
+fn hashes(doc: &Prepared) -> Vec<u64> {
+    let bands = doc
+        .band_keys
+        .iter()
+        .enumerate()
+        .map(|(band, &key)| mix64(key ^ (band as u64 + 1).wrapping_mul(GOLDEN_GAMMA)));
+    std::iter::once(key_hash(&doc.key)).chain(bands).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketcher::Document;
+    use crate::testing::new_db;
+
+    fn prepared(key: &str, text: &str) -> Prepared {
+        let (_dir, _path, db) = new_db("f.lshdb");
+        db.pipeline().prepare(key, Document::Text(text)).unwrap()
+    }
+
+    #[test]
+    fn added_documents_are_always_met() {
+        let filter = LoadFilter::new();
+        let a = prepared("a", "the quick brown fox jumps over the lazy dog");
+        assert_eq!(filter.may_meet(&a), (false, 0));
+        filter.add(&a);
+        let all = (1u64 << a.band_keys.len()) - 1;
+        assert_eq!(filter.may_meet(&a), (true, all));
+        // The same key with another text: met through the key.
+        assert!(
+            filter
+                .may_meet(&prepared("a", "something else entirely here"))
+                .0
+        );
+        // A copy under another key: met in every band.
+        let copy = prepared("b", "the quick brown fox jumps over the lazy dog");
+        assert_eq!(filter.may_meet(&copy).1, all);
+    }
+
+    #[test]
+    fn grows_and_keeps_everything_and_turns_off() {
+        let filter = LoadFilter::with_first(40);
+        let docs: Vec<Prepared> = (0..200)
+            .map(|i| prepared(&format!("k{i}"), &format!("document number {i} of a load")))
+            .collect();
+        for doc in &docs {
+            filter.add(doc);
+        }
+        assert!(filter.filters.read().len() > 5, "chained as it filled");
+        for d in &docs {
+            assert_eq!(filter.may_meet(d), (true, (1u64 << d.band_keys.len()) - 1));
+        }
+        let other = prepared("zz", "an unrelated sentence about lighthouses");
+        filter.turn_off();
+        assert_eq!(filter.may_meet(&other), (true, u64::MAX));
+    }
+}

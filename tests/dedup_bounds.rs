@@ -1,0 +1,124 @@
+//! Dedup-on-write at scale keeps its decisions: a load into an empty
+//! database (whose look-ups skip the file through the load's filter), a
+//! memory bound that makes the load commit (or spill) early, and the
+//! hot-bucket policy (with hundreds of candidates, the first verified
+//! near-duplicate answers) all decide as one `insert_unique` per document.
+
+use lshdb::{BulkOptions, Config, Database, Unique};
+
+/// Families of edited copies (two words of 25 changed), interleaved, and a
+/// repeated key (a one-by-one chunk).
+fn corpus() -> Vec<(String, String)> {
+    let mut docs: Vec<(String, String)> = (0..600)
+        .map(|i| {
+            let family = (i * 7 + i / 13) % 71;
+            let words: Vec<String> = (0..25)
+                .map(|j| match j == i % 5 * 3 || j == 24 - i % 4 {
+                    true => "CHANGED".to_owned(),
+                    false => format!("w{}", (family * 7919 + j * 104_729) % 1_000_003),
+                })
+                .collect();
+            (format!("k{i}"), words.join(" "))
+        })
+        .collect();
+    docs.insert(400, ("k17".into(), docs[17].1.clone()));
+    docs
+}
+
+fn outcome(r: lshdb::Result<Unique>) -> String {
+    match r {
+        Ok(Unique::Inserted) => "inserted".to_owned(),
+        Ok(Unique::Duplicate(hit)) => format!("{} {}", hit.key, hit.similarity),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+fn bulk(db: &Database, docs: &[(String, String)], options: &BulkOptions) -> (Vec<String>, u64) {
+    let mut out = Vec::new();
+    let chunks = docs.chunks(16).map(|part| part.to_vec());
+    let report = db
+        .insert_unique_bulk(chunks, 0.7, options, |decided| {
+            out.extend(decided.into_iter().map(outcome));
+            true
+        })
+        .unwrap();
+    (out, report.commits)
+}
+
+#[test]
+fn a_load_into_an_empty_database_decides_as_one_call_per_document() {
+    let docs = corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let create =
+        |name: &str| Database::create(dir.path().join(name), Config::jaccard(0.7)).unwrap();
+    let one = create("one.lshdb");
+    let singly: Vec<String> = docs
+        .iter()
+        .map(|(k, t)| outcome(one.insert_unique(k, t.as_str(), 0.7)))
+        .collect();
+    let inserted = singly.iter().filter(|s| *s == "inserted").count();
+    assert!(inserted > 71 && inserted < 400, "{inserted}");
+    // Commits every 10 accepted documents: most look-ups read a snapshot
+    // the load wrote; then a memory bound of a few documents.
+    let small = BulkOptions::default().batch(10);
+    let tight = BulkOptions::default().max_held_bytes(20_000);
+    for (name, options) in [("batch", small), ("memory", tight.clone())] {
+        let db = create(&format!("{name}.lshdb"));
+        let (decided, commits) = bulk(&db, &docs, &options);
+        assert_eq!(singly, decided, "{name}");
+        assert!(commits > 3, "{name}: {commits} commits");
+        assert!(db.check().unwrap().is_clean());
+    }
+    // A scratch load under the same memory bound writes what outgrows it.
+    let db = create("scratch.lshdb");
+    let (decided, commits) = bulk(&db, &docs, &tight.scratch(true));
+    assert_eq!(singly, decided);
+    assert!(commits > 3, "{commits} commits");
+}
+
+#[test]
+fn hot_buckets_answer_with_a_verified_near_duplicate() {
+    // 400 stored copies of one text, each with one word of its own: every
+    // one a candidate of every other, far past the planner's policy bound.
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("hot.lshdb"), Config::jaccard(0.7)).unwrap();
+    let base: Vec<String> = (0..40).map(|j| format!("word{j}")).collect();
+    let copy = |i: usize| {
+        let mut words = base.clone();
+        words[i % 40] = format!("own{i}");
+        words.join(" ")
+    };
+    let docs: Vec<(String, String)> = (0..400).map(|i| (format!("c{i}"), copy(i))).collect();
+    db.insert_bulk(docs.clone(), &BulkOptions::default(), |_| true)
+        .unwrap();
+    let explain = db
+        .query(copy(999).as_str())
+        .threshold(0.7)
+        .max_bucket(usize::MAX)
+        .run()
+        .unwrap();
+    assert!(
+        explain.explain.candidates > 256,
+        "{}",
+        explain.explain.candidates
+    );
+    match db.insert_unique("new", copy(999).as_str(), 0.7).unwrap() {
+        Unique::Duplicate(hit) => {
+            assert!(hit.similarity >= 0.7, "{}", hit.similarity);
+            let stored = db
+                .query(copy(999).as_str())
+                .threshold(0.7)
+                .max_bucket(usize::MAX)
+                .run()
+                .unwrap();
+            assert!(stored.hits.iter().any(|h| h.key == hit.key));
+        }
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+    // A text unlike all of them is still inserted.
+    let other = "an unrelated text about harbours lighthouses and the tides of the sea";
+    assert_eq!(
+        db.insert_unique("other", other, 0.7).unwrap(),
+        Unique::Inserted
+    );
+}
