@@ -119,6 +119,7 @@ def expect(values: Mapping[str, object]) -> None:
         arg="expect['{}']",
     )
     flag("open", "expect['containment']", d.get("containment", False))
+    flag("open", "expect['timestamps']", d.get("timestamps", False))
 
 
 def query(func: str, threshold: object, limit: object, max_bucket: object) -> None:

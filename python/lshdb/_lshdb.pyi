@@ -113,6 +113,7 @@ class Database:
         store_text: Optional[bool] = None,
         containment: Optional[bool] = None,
         clusters: Optional[str] = None,
+        timestamps: Optional[bool] = None,
     ) -> Database: ...
     @property
     def durability(self) -> str: ...

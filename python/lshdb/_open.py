@@ -178,6 +178,7 @@ class Opening(Handle, Closes):
         store_text: Optional[bool] = None,
         containment: Optional[bool] = None,
         clusters: Union[bool, str, None] = None,
+        timestamps: Optional[bool] = None,
     ) -> _D:
         """Opens an existing database; its configuration comes from the file.
 
@@ -197,8 +198,9 @@ class Opening(Handle, Closes):
         ``durability="none"``: see :meth:`flush`.
 
         ``create=True`` creates the file first when it does not exist, with
-        the configuration arguments ``threshold=`` ... ``containment=``
-        (those not given take :meth:`create`'s defaults); when it exists,
+        the configuration arguments ``threshold=`` ... ``containment=``,
+        ``clusters=`` and ``timestamps=`` (those not given take
+        :meth:`create`'s defaults); when it exists,
         its settings must equal that configuration or
         :class:`ConfigMismatch` is raised. The configuration arguments need
         ``create=True``.
@@ -220,6 +222,8 @@ class Opening(Handle, Closes):
         _c.flag("open", "create", create)
         _c.open_config(threshold, shingle, num_perm, bands, rows, simhash, store_text, containment)
         policy = _c.clusters("open", clusters)
+        if timestamps is not None:
+            _c.flag("open", "timestamps", timestamps)
         return cls(
             _lshdb.Database.open(
                 path,
@@ -239,6 +243,7 @@ class Opening(Handle, Closes):
                 store_text=store_text,
                 containment=containment,
                 clusters=policy,
+                timestamps=timestamps,
             )
         )
 

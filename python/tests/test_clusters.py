@@ -61,3 +61,27 @@ def test_bad_cluster_arguments():
             db.cluster_of("a")
         with pytest.raises(lshdb.InvalidType):
             db.members("1")
+
+
+def test_clusters_and_timestamps_together(tmp_path):
+    """Expiry takes documents out of their clusters; open(create=True) and
+    expect= carry both options."""
+    path = tmp_path / "t.lshdb"
+    args = dict(threshold=0.7, clusters=True, timestamps=True)
+    with lshdb.Database.open(path, create=True, **args) as db:
+        db.insert("a", A, timestamp=100)
+        db.insert("b", A2, timestamp=300)
+        db.insert("c", C, timestamp=100)
+        first = db.cluster_of("b")
+        assert first.size == 2
+        assert db.expire(200) == {"removed": 2, "commits": 1}
+        assert db.cluster_of("b") == lshdb.Cluster(first.id, "b", 1)
+        assert db.cluster_of("a") is None
+        assert db.check()["problem_count"] == 0
+    with lshdb.Database.open(path, create=True, **args) as db:
+        assert db.settings["timestamps"] is True
+    expect = {"threshold": 0.7, "clusters": "first", "timestamps": True}
+    with lshdb.Database.open(path, expect=expect) as db:
+        assert db.timestamp("b") == 300
+    with pytest.raises(lshdb.ConfigMismatch, match="timestamps"):
+        lshdb.Database.open(path, expect={"threshold": 0.7, "clusters": "first"})

@@ -100,7 +100,7 @@ impl Database {
     /// exist, from the configuration arguments (None: `create`'s
     /// defaults), which an existing file's settings must then match.
     #[staticmethod]
-    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None, clusters = None))]
+    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None, clusters = None, timestamps = None))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -121,6 +121,7 @@ impl Database {
         store_text: Option<bool>,
         containment: Option<bool>,
         clusters: Option<String>,
+        timestamps: Option<bool>,
     ) -> PyResult<Self> {
         let given = threshold.is_some()
             || shingle.is_some()
@@ -130,7 +131,8 @@ impl Database {
             || simhash.is_some()
             || store_text.is_some()
             || containment.is_some()
-            || clusters.is_some();
+            || clusters.is_some()
+            || timestamps.is_some();
         let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
         if given && !create {
             return fail("open: the configuration arguments (threshold=, shingle=, ...) need create=True; to check an existing file's settings, pass expect=");
@@ -150,7 +152,8 @@ impl Database {
                     store_text: store_text.unwrap_or(false),
                 };
                 let containment = containment.unwrap_or(false);
-                let config = modes::config(&args, containment, clusters.as_deref());
+                let config = modes::config(&args, containment, clusters.as_deref())
+                    .map(|c| c.timestamps(timestamps.unwrap_or(false)));
                 Some(config.map_err(|f| f.into_py(py))?)
             }
             None => None,
@@ -248,5 +251,11 @@ fn expected(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<lshdb::Config> {
         .transpose()?
         .unwrap_or(false);
     let clusters: Option<String> = get("clusters")?.map(|v| v.extract()).transpose()?.flatten();
-    modes::config(&args, containment, clusters.as_deref()).map_err(|f| f.into_py(py))
+    let timestamps: bool = get("timestamps")?
+        .map(|v| v.extract())
+        .transpose()?
+        .unwrap_or(false);
+    modes::config(&args, containment, clusters.as_deref())
+        .map(|c| c.timestamps(timestamps))
+        .map_err(|f| f.into_py(py))
 }
