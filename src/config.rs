@@ -44,6 +44,46 @@ pub struct Config {
     /// Whether the time index (each document's timestamp, for
     /// [`crate::Database::expire`]) is kept.
     pub timestamps: bool,
+    /// Whether near-duplicate clusters are maintained on every write, and
+    /// how each cluster's representative is chosen; `None` keeps none
+    /// (see [`Config::clusters`]).
+    pub clusters: Option<Representative>,
+}
+
+/// How a maintained cluster's representative is chosen (`docs/clusters.md`):
+/// the member that comes first in this order. Every order is total (ties
+/// go to the member stored first), so the representative is always the
+/// best member by the policy, whatever the order of the writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Representative {
+    /// The member stored first (the smallest document id; a replaced
+    /// document counts as stored when it was replaced).
+    #[default]
+    FirstInserted,
+    /// The member with the most distinct shingles.
+    Longest,
+    /// The member whose key sorts first (byte order).
+    SmallestKey,
+}
+
+impl Representative {
+    /// The policy's name, as the surfaces spell it: `first`, `longest`,
+    /// `smallest-key`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Representative::FirstInserted => "first",
+            Representative::Longest => "longest",
+            Representative::SmallestKey => "smallest-key",
+        }
+    }
+
+    /// The policy named `name` (see [`Representative::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::FirstInserted, Self::Longest, Self::SmallestKey]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
 }
 
 impl Config {
@@ -60,6 +100,7 @@ impl Config {
             store_text: false,
             containment: false,
             timestamps: false,
+            clusters: None,
         }
     }
 
@@ -112,6 +153,21 @@ impl Config {
         self
     }
 
+    /// Maintains (or not) near-duplicate clusters with stable ids, on
+    /// every write, with the representative policy
+    /// [`Representative::FirstInserted`]: see [`crate::Database::cluster_of`]
+    /// and `docs/clusters.md`.
+    pub fn clusters(mut self, on: bool) -> Self {
+        self.clusters = on.then_some(Representative::default());
+        self
+    }
+
+    /// Maintains clusters whose representative `policy` chooses.
+    pub fn cluster_representative(mut self, policy: Representative) -> Self {
+        self.clusters = Some(policy);
+        self
+    }
+
     /// Validates the configuration and resolves it into stored [`Settings`].
     ///
     /// # Errors
@@ -151,6 +207,7 @@ impl Config {
                 None
             },
             timestamps: self.timestamps,
+            clusters: self.clusters,
         })
     }
 }
@@ -198,6 +255,11 @@ pub struct Settings {
     /// appends it only when on, as the containment index.
     #[serde(skip)]
     pub timestamps: bool,
+    /// The representative policy of the maintained clusters, or `None`
+    /// when the file keeps none. Appended to the settings record only when
+    /// on, as the containment index is.
+    #[serde(skip)]
+    pub clusters: Option<Representative>,
 }
 
 impl Settings {
@@ -217,7 +279,7 @@ impl Settings {
         &self,
         other: &Settings,
     ) -> Option<(&'static str, String, String)> {
-        let fields: [(&'static str, String, String); 9] = [
+        let fields: [(&'static str, String, String); 10] = [
             (
                 "shingle",
                 format!("{:?}", self.shingle),
@@ -254,6 +316,11 @@ impl Settings {
                 "timestamps",
                 self.timestamps.to_string(),
                 other.timestamps.to_string(),
+            ),
+            (
+                "clusters",
+                format!("{:?}", self.clusters),
+                format!("{:?}", other.clusters),
             ),
         ];
         fields.into_iter().find(|(_, a, b)| a != b)

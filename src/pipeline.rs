@@ -103,6 +103,8 @@ pub struct Pipeline {
     store_text: bool,
     containment: Option<crate::sketch::ensemble::Ensemble>,
     timestamps: bool,
+    /// The clusters' representative policy and threshold, when kept.
+    clusters: Option<(crate::config::Representative, f64)>,
 }
 
 impl Pipeline {
@@ -119,7 +121,14 @@ impl Pipeline {
             store_text: settings.store_text,
             containment: settings.containment,
             timestamps: settings.timestamps,
+            clusters: settings.clusters.map(|policy| (policy, settings.threshold)),
         })
+    }
+
+    /// The maintained clusters' representative policy and threshold (the
+    /// index threshold), when the file keeps clusters.
+    pub fn clusters(&self) -> Option<(crate::config::Representative, f64)> {
+        self.clusters
     }
 
     /// The computing half, shared with users.

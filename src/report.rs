@@ -37,6 +37,9 @@ pub struct SettingsReport {
     pub containment: Option<ContainmentSettings>,
     /// Whether the time index (each document's timestamp) is kept.
     pub timestamps: bool,
+    /// The maintained clusters' representative policy (`first`,
+    /// `longest`, `smallest-key`), `None` without clusters.
+    pub clusters: Option<&'static str>,
 }
 
 /// The containment index's shape (LSH Ensemble).
@@ -75,6 +78,7 @@ impl Settings {
                 classes_per_octave: e.classes_per_octave(),
             }),
             timestamps: self.timestamps,
+            clusters: self.clusters.map(|p| p.name()),
         }
     }
 }

@@ -78,7 +78,10 @@ fn damaged_settings_records_are_refused() {
     let damaged = [
         edited(0, |p| p.truncate(p.len() - 1)),    // cut short
         edited(0, |p| p.push(0)),                  // a containment shape cut short
-        edited(2, |p| p.push(0)),                  // trailing bytes
+        edited(2, |p| p.extend([2, 0, 0])),        // trailing bytes after the clusters
+        edited(2, |p| p.extend([2, 3])),           // no such representative policy
+        edited(0, |p| p.extend([0, 2, 3])),        // the same, after the no-containment 0
+        edited(2, |p| p.push(2)),                  // clusters bit, policy cut short
         edited(0, |p| *p.last_mut().unwrap() = 2), // store_text neither 0 nor 1
         edited(0, |p| p[0] = 3),                   // no such shingle kind
         edited(0, |p| p[2] = 2),                   // no such white-space rule
@@ -100,6 +103,47 @@ fn damaged_settings_records_are_refused() {
     }
 }
 
+/// Clusters are feature bit 1, their representative policy following the
+/// feature bits (after the containment shape, or after a 0 in its place);
+/// a file without them keeps the bytes of earlier builds (the golden
+/// records above).
+#[test]
+fn clusters_append_their_policy_and_round_trip() {
+    use lshdb::Representative;
+    for (containment, timestamps, policy, tail) in [
+        (false, false, Representative::FirstInserted, vec![0u8, 2, 0]),
+        (false, false, Representative::SmallestKey, vec![0, 2, 2]),
+        (true, false, Representative::Longest, vec![32, 4, 2, 2, 1]),
+        // Both features: bits 0 and 1, then the policy.
+        (false, true, Representative::Longest, vec![0, 3, 1]),
+        (
+            true,
+            true,
+            Representative::SmallestKey,
+            vec![32, 4, 2, 3, 2],
+        ),
+    ] {
+        let config = Config::jaccard(0.8)
+            .containment(containment)
+            .timestamps(timestamps)
+            .cluster_representative(policy);
+        let settings = config.resolve().unwrap();
+        let plain = Config::jaccard(0.8)
+            .containment(containment)
+            .resolve()
+            .unwrap();
+        let bytes = encode_settings(&settings).unwrap();
+        let payload = unframe(Tag::Config, &bytes).unwrap().to_vec();
+        let before = unframe(Tag::Config, &encode_settings(&plain).unwrap())
+            .unwrap()
+            .to_vec();
+        let cut = before.len() - if containment { 3 } else { 0 };
+        assert_eq!(&payload[..cut], &before[..cut]);
+        assert_eq!(payload[cut..], tail[..]);
+        assert_eq!(decode_settings(&bytes).unwrap(), settings);
+    }
+}
+
 #[test]
 fn the_time_index_is_a_feature_bit_older_builds_refuse() {
     let mut plain = Config::jaccard(0.5).timestamps(true).resolve().unwrap();
@@ -114,8 +158,8 @@ fn the_time_index_is_a_feature_bit_older_builds_refuse() {
     let bytes = encode_settings(&both).unwrap();
     assert_eq!(bytes, edited(2, |p| p.push(1)));
     assert_eq!(decode_settings(&bytes).unwrap(), both);
-    // Unknown feature bits (a newer build's) are refused.
-    for payload in [edited(0, |p| p.extend([0, 2])), edited(2, |p| p.push(3))] {
+    // Unknown feature bits (a newer build's) are refused; bit 1 is clusters.
+    for payload in [edited(0, |p| p.extend([0, 4])), edited(2, |p| p.push(5))] {
         let err = decode_settings(&payload).unwrap_err();
         assert!(err.to_string().contains("unknown features"), "{err}");
     }

@@ -5,10 +5,13 @@
 //! cargo run --release --example kill_test -- [--kills N] [--seed S] [--path FILE] [--merges]
 //! ```
 //!
-//! The parent creates a database, then `--kills` times (default 200): runs
-//! this program again as a child that inserts documents in a loop — one
-//! durable `insert` at a time, and every eighth operation a `Batch` of three
-//! — printing each key on stdout once the call has returned `Ok`; kills the
+//! The parent creates a database (with maintained clusters), then `--kills`
+//! times (default 200): runs this program again as a child that inserts
+//! documents in a loop — one durable `insert` at a time, and every eighth
+//! operation a `Batch` of three; every third, also a scratch document
+//! inserted and removed again, so that kills land in removals and their
+//! cluster upkeep too — printing each key on stdout once the call has
+//! returned `Ok`; kills the
 //! child with SIGKILL after a random delay of 10–300 ms (seeded
 //! `SplitMix64`); and reopens the same file to verify it:
 //!
@@ -17,7 +20,12 @@
 //!   child had in flight when it died (it may have committed without being
 //!   reported); once seen, such a key stays;
 //! - a batch is all there or not at all;
-//! - `check()` is clean, and `len()` agrees with the keys found.
+//! - `check()` is clean (which compares the clusters with `groups()`), and
+//!   `len()` agrees with the keys found. Scratch keys may be present or
+//!   not (a kill between their insert and their removal leaves one).
+//!
+//! Documents come in a few families of near-duplicates, so clusters form,
+//! merge and split.
 //!
 //! With `--merges` the file has 256 bands of one row, so that its posting
 //! runs grow fast enough for background merges (`store/runs/background.rs`)
@@ -52,17 +60,26 @@ const WORDS: &[&str] = &[
     "basalt", "prairie", "comet", "marble", "tundra", "juniper", "beacon", "saffron", "delta",
 ];
 
-/// The text stored under `key`: 20 to 40 words, a function of the key, so
-/// the parent can check what it reads back.
+/// The text stored under `key`, a function of the key, so the parent can
+/// check what it reads back: one of six families' 30 words, a few of them
+/// replaced, and the key (so family members are near-duplicates or not).
 fn text_for(key: &str) -> String {
     let mut rng = SplitMix64::new(u64::from(murmur3_32(key.as_bytes(), 7)));
-    let n = 20 + (rng.next_u64() % 21) as usize;
-    let mut words: Vec<&str> = (0..n)
-        .map(|_| WORDS[(rng.next_u64() % WORDS.len() as u64) as usize])
+    let mut family = SplitMix64::new(rng.next_u64() % 6);
+    let mut words: Vec<&str> = (0..30)
+        .map(|_| WORDS[(family.next_u64() % WORDS.len() as u64) as usize])
         .collect();
+    for _ in 0..rng.next_u64() % 4 {
+        let at = (rng.next_u64() % 30) as usize;
+        words[at] = WORDS[(rng.next_u64() % WORDS.len() as u64) as usize];
+    }
     words.push(key);
     words.join(" ")
 }
+
+/// Every `SCRATCH_EVERY`th operation also inserts and removes a scratch
+/// document (key `t…`), unreported.
+const SCRATCH_EVERY: u64 = 3;
 
 /// The keys of operation `op` of `round`.
 fn op_keys(round: u64, op: u64) -> Vec<String> {
@@ -87,7 +104,10 @@ fn parse_key(key: &str) -> Option<(u64, u64, bool)> {
 }
 
 fn config() -> Config {
-    Config::jaccard(0.7).simhash(3).store_text(true)
+    Config::jaccard(0.7)
+        .simhash(3)
+        .store_text(true)
+        .clusters(true)
 }
 
 /// Child: inserts until killed, printing each key once its write returned.
@@ -106,6 +126,11 @@ fn child(path: &Path, round: u64) -> Result<(), Error> {
                 batch.insert(key, text_for(key).as_str())?;
             }
             batch.commit()?;
+        }
+        if op % SCRATCH_EVERY == SCRATCH_EVERY - 1 {
+            let scratch = format!("t{round:04}-{op:06}");
+            db.insert(&scratch, text_for(&scratch).as_str())?;
+            db.remove(&scratch)?;
         }
         // One write per operation (and a pipe write this small is atomic).
         let lines: String = keys.iter().map(|k| format!("{k}\n")).collect();
@@ -259,6 +284,9 @@ fn verify_into(
     })?;
     let mut batches: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     for key in &present {
+        if key.starts_with('t') {
+            continue; // a scratch document whose removal a kill cut off
+        }
         let Some((r, op, batch)) = parse_key(key) else {
             problems.push(format!("unexpected key {key:?}"));
             continue;

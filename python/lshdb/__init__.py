@@ -28,7 +28,16 @@ from ._batch import Batch
 from ._database import Database
 from ._errors import *  # noqa: F401,F403 -- every exception, as _errors.__all__ lists them
 from ._labels import Labels
-from ._results import ContainmentHit, ExportedDocument, Hit, Pair, SimHashHit, StoredDocument, UniqueResult
+from ._results import (
+    Cluster,
+    ContainmentHit,
+    ExportedDocument,
+    Hit,
+    Pair,
+    SimHashHit,
+    StoredDocument,
+    UniqueResult,
+)
 from ._sketcher import Sketcher, jaccard
 
 __version__: str = _lshdb.__version__
@@ -51,6 +60,7 @@ __all__ = [
     "ContainmentHit",
     "UniqueResult",
     "ExportedDocument",
+    "Cluster",
     "jaccard",
     "FORMAT_VERSION",
     "MAX_KEY_BYTES",

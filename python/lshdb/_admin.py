@@ -3,7 +3,7 @@ and its labels."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, cast
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union, cast
 
 from . import _checks as _c
 from ._handle import Handle
@@ -50,6 +50,7 @@ class Maintenance(Handle):
         rows: Optional[int] = None,
         *,
         containment: Optional[bool] = None,
+        clusters: Union[bool, str, None] = None,
         timestamps: Optional[bool] = None,
     ) -> None:
         """Re-bands the index for a new ``threshold`` (``bands`` and
@@ -60,8 +61,11 @@ class Maintenance(Handle):
         builds (``timestamps=True``: every stored document is stamped with
         the time of the rebuild; a file that has the index keeps its
         stamps) or drops (``timestamps=False``) the time index that
-        :meth:`expire` walks. Give at least one of them. Waits for running
-        calls; its commits are durable whatever the handle's durability."""
+        :meth:`expire` walks. ``clusters=True`` (or a representative
+        policy, see :meth:`create`) builds the maintained clusters, with
+        new ids; ``clusters=False`` drops them. Give at least one of them.
+        Waits for running calls; its commits are durable whatever the
+        handle's durability."""
         _c.real("rebuild", "threshold", threshold, True)
         _c.count("rebuild", "bands", bands, True)
         _c.count("rebuild", "rows", rows, True)
@@ -69,7 +73,15 @@ class Maintenance(Handle):
             _c.flag("rebuild", "containment", containment)
         if timestamps is not None:
             _c.flag("rebuild", "timestamps", timestamps)
-        self._db.rebuild(threshold, bands, rows, containment=containment, timestamps=timestamps)
+        policy = None if clusters is None else (_c.clusters("rebuild", clusters) or "off")
+        self._db.rebuild(
+            threshold,
+            bands,
+            rows,
+            containment=containment,
+            clusters=policy,
+            timestamps=timestamps,
+        )
 
     @property
     def labels(self) -> Labels:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import NoReturn, Optional
 
 import numpy as np
 
@@ -119,6 +119,7 @@ def expect(values: Mapping[str, object]) -> None:
         arg="expect['{}']",
     )
     flag("open", "expect['containment']", d.get("containment", False))
+    flag("open", "expect['timestamps']", d.get("timestamps", False))
 
 
 def query(func: str, threshold: object, limit: object, max_bucket: object) -> None:
@@ -142,3 +143,24 @@ def open_config(*values: object) -> None:
     for name, value in (("store_text", store_text), ("containment", containment)):
         if value is not None:
             flag("open", name, value)
+
+
+#: The representative policies clusters take (``docs/clusters.md``).
+CLUSTER_POLICIES = ("first", "longest", "smallest-key")
+
+
+def clusters(func: str, value: object) -> Optional[str]:
+    """``clusters=``: False or None (none), True (policy ``"first"``) or a
+    policy's name; returns the name, or None."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return "first"
+    if isinstance(value, str):
+        if value not in CLUSTER_POLICIES:
+            raise InvalidInput(
+                f"{func}(): clusters={value!r} is not a policy: use True, "
+                + ", ".join(repr(p) for p in CLUSTER_POLICIES)
+            )
+        return value
+    fail(func, "clusters", "a bool or a policy name (str)", value)

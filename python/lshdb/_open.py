@@ -5,7 +5,7 @@ it from one mixin per area, as ``python/src/database/`` has one
 
 from __future__ import annotations
 
-from typing import Any, Dict, Literal, Mapping, Optional, Type, TypeVar
+from typing import Any, Dict, Literal, Mapping, Optional, Type, TypeVar, Union
 
 from . import _checks as _c
 from . import _lshdb
@@ -55,6 +55,7 @@ class Opening(Handle, Closes):
         simhash: Optional[int] = None,
         store_text: bool = False,
         containment: bool = False,
+        clusters: Union[bool, str, None] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
@@ -69,8 +70,12 @@ class Opening(Handle, Closes):
         ``simhash=D`` adds a SimHash index for searches up to D bits (≤ 7);
         ``store_text`` keeps each document's text for :meth:`get`;
         ``containment=True`` keeps the containment index that makes
-        ``query(containment=t)`` fast; ``timestamps=True`` keeps the time
-        index (each document's timestamp, for :meth:`expire`).
+        ``query(containment=t)`` fast; ``clusters=True`` (or a
+        representative policy, ``"first"``, ``"longest"`` or
+        ``"smallest-key"``) maintains near-duplicate clusters with stable
+        ids on every write (:meth:`cluster_of`, ``docs/clusters.md``);
+        ``timestamps=True`` keeps the time index (each document's
+        timestamp, for :meth:`expire`).
         ``durability="none"`` trades durability for speed: see
         :meth:`flush`.
 
@@ -81,6 +86,7 @@ class Opening(Handle, Closes):
         """
         _c.config("create", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("create", "containment", containment)
+        policy = _c.clusters("create", clusters)
         _c.flag("create", "timestamps", timestamps)
         _c.path("create", "path", path)
         _c.count("create", "cache_bytes", cache_bytes, True)
@@ -97,6 +103,7 @@ class Opening(Handle, Closes):
                 simhash=simhash,
                 store_text=store_text,
                 containment=containment,
+                clusters=policy,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
@@ -116,6 +123,7 @@ class Opening(Handle, Closes):
         simhash: Optional[int] = None,
         store_text: bool = False,
         containment: bool = False,
+        clusters: Union[bool, str, None] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
         durability: Durability = "immediate",
@@ -126,6 +134,7 @@ class Opening(Handle, Closes):
         tests and short jobs. Its :attr:`path` is ``":memory:"``."""
         _c.config("memory", threshold, shingle, num_perm, bands, rows, simhash, store_text)
         _c.flag("memory", "containment", containment)
+        policy = _c.clusters("memory", clusters)
         _c.flag("memory", "timestamps", timestamps)
         _c.count("memory", "cache_bytes", cache_bytes, True)
         _c.count("memory", "record_cache_bytes", record_cache_bytes, True)
@@ -140,6 +149,7 @@ class Opening(Handle, Closes):
                 simhash=simhash,
                 store_text=store_text,
                 containment=containment,
+                clusters=policy,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
                 durability=durability,
@@ -167,6 +177,8 @@ class Opening(Handle, Closes):
         simhash: Optional[int] = None,
         store_text: Optional[bool] = None,
         containment: Optional[bool] = None,
+        clusters: Union[bool, str, None] = None,
+        timestamps: Optional[bool] = None,
     ) -> _D:
         """Opens an existing database; its configuration comes from the file.
 
@@ -186,8 +198,9 @@ class Opening(Handle, Closes):
         ``durability="none"``: see :meth:`flush`.
 
         ``create=True`` creates the file first when it does not exist, with
-        the configuration arguments ``threshold=`` ... ``containment=``
-        (those not given take :meth:`create`'s defaults); when it exists,
+        the configuration arguments ``threshold=`` ... ``containment=``,
+        ``clusters=`` and ``timestamps=`` (those not given take
+        :meth:`create`'s defaults); when it exists,
         its settings must equal that configuration or
         :class:`ConfigMismatch` is raised. The configuration arguments need
         ``create=True``.
@@ -208,6 +221,9 @@ class Opening(Handle, Closes):
         _c.string("open", "durability", durability)
         _c.flag("open", "create", create)
         _c.open_config(threshold, shingle, num_perm, bands, rows, simhash, store_text, containment)
+        policy = _c.clusters("open", clusters)
+        if timestamps is not None:
+            _c.flag("open", "timestamps", timestamps)
         return cls(
             _lshdb.Database.open(
                 path,
@@ -226,6 +242,8 @@ class Opening(Handle, Closes):
                 simhash=simhash,
                 store_text=store_text,
                 containment=containment,
+                clusters=policy,
+                timestamps=timestamps,
             )
         )
 

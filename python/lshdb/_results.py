@@ -117,3 +117,13 @@ class PairIterator(Iterator[Pair]):
     def close(self) -> None:
         """Stops the background thread early."""
         self._stream.close()
+
+
+class Cluster(NamedTuple):
+    """A maintained near-duplicate cluster (``docs/clusters.md``): its
+    stable id, its representative's key (chosen by the file's policy) and
+    its number of members."""
+
+    id: int
+    representative: AnswerKey
+    size: int

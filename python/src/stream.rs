@@ -88,6 +88,8 @@ pub enum Item {
     Pair(Pair3),
     /// (key, text, shingle hashes) of `documents()`.
     Document(Document3),
+    /// (id, representative, size) of `clusters()`.
+    Cluster((u64, String, u64)),
 }
 
 /// A stored document as `documents()` yields it.
@@ -134,6 +136,7 @@ impl Stream {
             Some(Item::Key(key)) => Some(key.into_pyobject(py)?.into_any().unbind()),
             Some(Item::Pair(pair)) => Some(pair.into_pyobject(py)?.into_any().unbind()),
             Some(Item::Document(doc)) => Some(doc.into_pyobject(py)?.into_any().unbind()),
+            Some(Item::Cluster(c)) => Some(c.into_pyobject(py)?.into_any().unbind()),
         })
     }
 

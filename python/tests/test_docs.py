@@ -24,7 +24,14 @@ from typing import Dict, List, Tuple
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", "docs/python.md", "docs/spark.md", "docs/datasketch.md", "docs/expiry.md"]
+DOCS = [
+    "README.md",
+    "docs/python.md",
+    "docs/spark.md",
+    "docs/datasketch.md",
+    "docs/clusters.md",
+    "docs/expiry.md",
+]
 SPARK_DOCS = {"docs/spark.md"}
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 

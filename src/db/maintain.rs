@@ -174,7 +174,7 @@ impl Database {
         if report.postings + report.simhash_postings != walk.expected_postings {
             self.find_stray_postings(&tables, &walk.unverifiable, report)?;
         }
-        Ok(())
+        super::clusters::check(&txn, &tables, &self.cache, &self.pipeline, report)
     }
 
     /// Walks the posting tables for postings no document accounts for.

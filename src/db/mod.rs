@@ -13,6 +13,7 @@
 
 mod batch;
 mod bulk;
+mod clusters;
 mod containment;
 mod durability;
 mod expire;
@@ -39,6 +40,7 @@ pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
     DEFAULT_MAX_HELD_BYTES,
 };
+pub use clusters::{ClusterInfo, Clusters, Members};
 pub use containment::ContainmentQuery;
 pub use durability::Durability;
 pub use expire::{ExpireReport, Timestamped, EXPIRE_BATCH};

@@ -330,6 +330,7 @@ impl Builder {
             meta::write_header(&mut meta_table, &settings)?;
             meta::write_u64(&mut meta_table, meta_keys::NEXT_ID, 1)?;
             WriteTables::open(&txn)?; // creates every table
+            super::clusters::create_tables(&txn, &pipeline)?;
         }
         txn.commit()?;
         Ok(self.handle(

@@ -62,7 +62,9 @@ impl Database {
                 txn.delete_table(RUN_GARBAGE)?;
                 txn.delete_table(RUN_BUILDING)?;
                 txn.open_table(BUCKETS)?;
-                rebuild_postings(txn, pipeline)
+                rebuild_postings(txn, pipeline)?;
+                // New bands and threshold make new edges.
+                super::clusters::rebuild(txn, pipeline)
             })
         })
     }

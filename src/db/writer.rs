@@ -1,10 +1,13 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
+use super::clusters::run::{band_keys_by_document, NewDocs};
+use super::clusters::upkeep::Upkeep;
 use super::held::Held;
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
+use crate::store::clusters::{Row, NEXT_CLUSTER};
 use crate::store::codec::SignatureRecord;
 use crate::store::containment::ContainmentWriter;
 use crate::store::meta;
@@ -23,6 +26,10 @@ pub(crate) struct Writer<'t, 'p> {
     pipeline: &'p Pipeline,
     /// The containment index, when the settings keep one.
     containment: Option<ContainmentWriter<'t>>,
+    /// The clusters' upkeep, when the settings keep clusters.
+    clusters: Option<Upkeep<'t>>,
+    /// The cluster the last document stored joined.
+    joined: Option<Row>,
     /// The time index, when the settings keep one.
     times: Option<TimeWriter<'t>>,
 }
@@ -31,6 +38,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     pub fn open(txn: &'t WriteTransaction, pipeline: &'p Pipeline) -> Result<Self> {
         let meta_table = txn.open_table(META)?;
         let next_id = meta::read_u64(&meta_table, meta_keys::NEXT_ID)?.max(1);
+        let next_cluster = meta::read_u64(&meta_table, NEXT_CLUSTER)?;
         Ok(Self {
             tables: WriteTables::open(txn)?,
             meta: meta_table,
@@ -40,6 +48,8 @@ impl<'t, 'p> Writer<'t, 'p> {
                 Some(ensemble) => Some(ContainmentWriter::open(txn, ensemble)?),
                 None => None,
             },
+            clusters: Upkeep::open(txn, pipeline, next_cluster)?,
+            joined: None,
             times: match pipeline.timestamps() {
                 true => Some(TimeWriter::open(txn)?),
                 false => None,
@@ -55,7 +65,11 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// by id (the record cache, in this process or another) can never hold
     /// a stale one: an id either still has its records or is gone.
     pub fn insert(&mut self, doc: &Prepared) -> Result<bool> {
-        let replaced = self.remove(&doc.key)?;
+        let old = self.tables.id_of(&doc.key)?;
+        let vacated = match old {
+            Some(old) => self.delete(old, &doc.key)?,
+            None => None,
+        };
         let id = self.new_id();
         let encoded = doc.encode();
         self.tables.put(id, &encoded)?;
@@ -63,7 +77,25 @@ impl<'t, 'p> Writer<'t, 'p> {
             containment.put(id, doc.set_len(), &doc.signature)?;
         }
         self.stamp(id, doc)?;
-        Ok(replaced)
+        self.join_cluster(id, &doc.band_keys, vacated)?;
+        Ok(old.is_some())
+    }
+
+    /// Files new document `id` in its cluster, when the file keeps
+    /// clusters (`clusters::upkeep`); `vacated` is the cluster its replaced
+    /// version left empty, which it takes over when it joins no other.
+    fn join_cluster(&mut self, id: u64, band_keys: &[u64], vacated: Option<u64>) -> Result<()> {
+        if let Some(clusters) = &mut self.clusters {
+            let row = clusters.join(&self.tables, self.pipeline, id, band_keys, vacated)?;
+            self.joined = Some(row);
+        }
+        Ok(())
+    }
+
+    /// The cluster the last document stored joined (`None` without
+    /// clusters).
+    pub fn joined(&self) -> Option<Row> {
+        self.joined
     }
 
     /// Stamps document `id` in the time index, when the file keeps one.
@@ -111,15 +143,21 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
+        let (mut joining, mut reuse): (NewDocs, _) = (Vec::new(), Vec::new());
         let mut stamps = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
             let doc = docs[i];
+            let mut vacated = None;
             if let Some(old) = self.tables.id_of(&doc.key)? {
-                self.delete(old, &doc.key)?;
+                vacated = self.delete(old, &doc.key)?;
                 replaced += 1;
             }
             let id = self.new_id();
+            if self.clusters.is_some() {
+                joining.push((id, doc.band_keys.clone()));
+                reuse.push(vacated);
+            }
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
             stamps.push((id, doc.timestamp));
@@ -128,12 +166,41 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
         postings.sort_unstable();
         blocks.sort_unstable();
+        let around = self.clusters_before_run(&joining)?;
         self.tables.put_run(postings, &blocks)?;
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;
         }
+        self.clusters_after_run(&joining, around, &reuse)?;
         self.stamp_many(stamps)?;
         Ok(replaced)
+    }
+
+    /// Cluster upkeep of new documents `new` about to be written as one
+    /// run: their stored neighbours' clusters (`clusters::run`).
+    fn clusters_before_run(&self, new: &NewDocs) -> Result<Option<Vec<Vec<u64>>>> {
+        match &self.clusters {
+            Some(clusters) => Ok(Some(clusters.before_run(
+                &self.tables,
+                self.pipeline,
+                new,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Cluster upkeep of new documents `new` once their run is written:
+    /// they join their clusters (`clusters::run`).
+    fn clusters_after_run(
+        &mut self,
+        new: &NewDocs,
+        stored: Option<Vec<Vec<u64>>>,
+        reuse: &[Option<u64>],
+    ) -> Result<()> {
+        if let (Some(clusters), Some(stored)) = (&mut self.clusters, stored) {
+            clusters.after_run(&self.tables, self.pipeline, new, stored, reuse)?;
+        }
+        Ok(())
     }
 
     /// `n` fresh document ids; returns the first.
@@ -175,8 +242,19 @@ impl<'t, 'p> Writer<'t, 'p> {
         if postings.is_empty() {
             return Ok(());
         }
+        let mut joining = Vec::new();
+        if self.clusters.is_some() {
+            for (id, band_keys) in band_keys_by_document(&postings) {
+                // A document replaced before its postings were written is gone.
+                if redb::ReadableTable::get(&self.tables.sigs, id)?.is_some() {
+                    joining.push((id, band_keys));
+                }
+            }
+        }
+        let around = self.clusters_before_run(&joining)?;
         postings.sort_unstable();
-        self.tables.put_run(postings, &[])
+        self.tables.put_run(postings, &[])?;
+        self.clusters_after_run(&joining, around, &[])
     }
 
     /// Removes the document under `key`; false when there is none.
@@ -190,8 +268,9 @@ impl<'t, 'p> Writer<'t, 'p> {
 
     /// Deletes stored document `id` (under `key`) with every posting of it:
     /// its band keys, SimHash blocks and containment postings, recomputed
-    /// from its stored records.
-    fn delete(&mut self, id: u64, key: &str) -> Result<()> {
+    /// from its stored records; then takes it out of its cluster. Returns
+    /// the cluster it left empty, if any.
+    fn delete(&mut self, id: u64, key: &str) -> Result<Option<u64>> {
         let (mut record, mut set) = (SignatureRecord::default(), Vec::new());
         let (mut band_keys, mut blocks) = (Vec::new(), Vec::new());
         if self
@@ -207,7 +286,11 @@ impl<'t, 'p> Writer<'t, 'p> {
         if let Some(times) = &mut self.times {
             times.remove(id)?;
         }
-        self.tables.delete(id, key, &band_keys, &blocks)
+        self.tables.delete(id, key, &band_keys, &blocks)?;
+        match &mut self.clusters {
+            Some(clusters) => clusters.leave(&self.tables, self.pipeline, id),
+            None => Ok(None),
+        }
     }
 
     /// Inserts `doc` unless a stored document other than its own key is a
@@ -313,6 +396,9 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// Writes the id counter; call before committing.
     pub fn finish(mut self) -> Result<()> {
         self.tables.flush_fresh()?;
+        if let Some(clusters) = self.clusters.take() {
+            meta::write_u64(&mut self.meta, NEXT_CLUSTER, clusters.finish())?;
+        }
         meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
     }
 }

@@ -2,6 +2,7 @@
 //! record-level reads and writes of a transaction.
 
 pub mod cache;
+pub mod clusters;
 pub mod codec;
 pub mod containment;
 pub(crate) mod keys;

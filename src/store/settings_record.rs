@@ -11,13 +11,17 @@
 //! byte, then a varint), store text (byte 0 or 1); then, only when the
 //! containment index is on, its trees, depth and classes per octave
 //! (varints); then, only when an index added later is on, a varint of
-//! feature bits (bit 0: the time index, `store::times`), with the
-//! containment index's place holding a single 0 when it is off. Varints are
-//! unsigned LEB128; option and bool bytes are 0 or 1.
+//! feature bits (bit 0: the time index, `store::times`; bit 1: maintained
+//! clusters, `store::clusters`), with the containment index's place
+//! holding a single 0 when it is off; then, only when bit 1 is set, the
+//! representative policy (varint: 0 first inserted, 1 longest, 2 smallest
+//! key). A build that knows no features refuses such a record (zero trees,
+//! or trailing bytes) instead of writing to the file without keeping its
+//! indexes. Varints are unsigned LEB128; option and bool bytes are 0 or 1.
 //! These are the bytes the postcard encoding of the settings struct wrote,
 //! so every existing file reads unchanged (`tests/settings_record.rs`).
 
-use crate::config::Settings;
+use crate::config::{Representative, Settings};
 use crate::shingle::{ShingleConfig, ShingleKind, Whitespace};
 use crate::sketch::ensemble::Ensemble;
 use crate::sketch::minhash::{MinHashConfig, Scheme};
@@ -89,18 +93,35 @@ pub fn encode(settings: &Settings) -> Vec<u8> {
     if features != 0 {
         varint(&mut out, features);
     }
+    if let Some(policy) = settings.clusters {
+        varint(&mut out, policy_code(policy));
+    }
     out
 }
 
 /// Feature bit of the time index.
 const TIME_INDEX: u64 = 1;
+/// Feature bit of maintained clusters (the representative policy follows).
+const CLUSTERS: u64 = 2;
 
 /// The feature bits of `settings` (0 when none is on).
 fn feature_bits(settings: &Settings) -> u64 {
+    let mut bits = 0;
     if settings.timestamps {
-        TIME_INDEX
-    } else {
-        0
+        bits |= TIME_INDEX;
+    }
+    if settings.clusters.is_some() {
+        bits |= CLUSTERS;
+    }
+    bits
+}
+
+/// A representative policy's number in the record.
+fn policy_code(policy: Representative) -> u64 {
+    match policy {
+        Representative::FirstInserted => 0,
+        Representative::Longest => 1,
+        Representative::SmallestKey => 2,
     }
 }
 
@@ -148,11 +169,21 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
     if containment_place && containment.is_none() && features == 0 {
         return Err(bad("a containment shape cut short"));
     }
-    if features & !TIME_INDEX != 0 {
+    if features & !(TIME_INDEX | CLUSTERS) != 0 {
         return Err(bad(format!(
             "unknown features {features:#x} (written by a newer lshdb?)"
         )));
     }
+    let clusters = if features & CLUSTERS == 0 {
+        None
+    } else {
+        Some(match r.u32()? {
+            0 => Representative::FirstInserted,
+            1 => Representative::Longest,
+            2 => Representative::SmallestKey,
+            v => return Err(bad(format!("no representative policy {v}"))),
+        })
+    };
     if !r.0.is_empty() {
         return Err(bad("trailing bytes"));
     }
@@ -166,6 +197,7 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
         store_text,
         containment,
         timestamps: features & TIME_INDEX != 0,
+        clusters,
     })
 }
 

@@ -24,9 +24,11 @@ pub const TEXTS: &[&str] = &[
 /// The fixed query whose hits are compared.
 pub const QUERY: &str = "the quick brown fox jumps over the lazy dog near the quiet river";
 
-/// Small and fast; text is stored so that recovered texts can be compared.
+/// Small and fast; text is stored so that recovered texts can be compared;
+/// clusters are maintained, so every recovered image's clusters are
+/// compared too, and `check` holds them against `groups`.
 pub fn config() -> Config {
-    Config::jaccard(0.5).store_text(true)
+    Config::jaccard(0.5).store_text(true).clusters(true)
 }
 
 /// One operation of a batch.
@@ -153,6 +155,8 @@ pub struct Observed {
     pub model: Model,
     /// The fixed query's hits.
     pub hits: Vec<(String, u64)>,
+    /// The maintained clusters: (id, representative, members).
+    pub clusters: Vec<(u64, String, Vec<String>)>,
 }
 
 /// Reads everything [`Observed`] holds from `db`.
@@ -189,7 +193,14 @@ pub fn observe(db: &Database) -> lshdb::Result<Observed> {
         .into_iter()
         .map(|h| (h.key, h.similarity.to_bits()))
         .collect();
+    let mut clusters = Vec::new();
+    for cluster in db.clusters()? {
+        let cluster = cluster?;
+        let members = db.members(cluster.id)?.collect::<lshdb::Result<Vec<_>>>()?;
+        clusters.push((cluster.id, cluster.representative, members));
+    }
     Ok(Observed {
+        clusters,
         model: Model {
             docs,
             bands: settings.bands,
@@ -245,6 +256,13 @@ pub fn reference() -> (Vec<Observed>, [u64; 3]) {
     // The query finds the near-duplicate family, so comparing hits means
     // something.
     assert!(states.last().unwrap().hits.len() >= 2);
+    // ...and forms a cluster, so comparing clusters means something too.
+    assert!(states
+        .last()
+        .unwrap()
+        .clusters
+        .iter()
+        .any(|c| c.2.len() >= 2));
     // (`check` commits, so it runs on a copy.)
     let mut copy = Database::builder()
         .open_with_backend(FaultyBackend::from_image(&backend.live_image()))

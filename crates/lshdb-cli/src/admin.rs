@@ -45,6 +45,14 @@ pub struct CreateArgs {
     /// posting per prefix tree (32) per document.
     #[arg(long)]
     containment: bool,
+    /// Maintain near-duplicate clusters with stable ids on every write
+    /// (`lshdb clusters`, `get`, and dedup with a database).
+    #[arg(long)]
+    clusters: bool,
+    /// The clusters' representative: first (inserted), longest or
+    /// smallest-key.
+    #[arg(long, value_parser = parse_representative, requires = "clusters")]
+    representative: Option<lshdb::Representative>,
     /// Keep the time index: each document's timestamp (the time it is
     /// added), for `expire` and `dedup --window`.
     #[arg(long)]
@@ -61,6 +69,9 @@ pub fn create(args: &CreateArgs, ctx: &Context) -> CmdResult {
         .store_text(args.store_text)
         .containment(args.containment)
         .timestamps(args.timestamps);
+    if args.clusters {
+        config = config.cluster_representative(args.representative.unwrap_or_default());
+    }
     if let (Some(b), Some(r)) = (args.bands, args.rows) {
         config = config.bands(b, r);
     }
@@ -298,10 +309,12 @@ pub fn compact(args: &CompactArgs, ctx: &Context) -> CmdResult {
     after_help = "Examples:\n  lshdb rebuild pages.lshdb --threshold 0.6\n  \
                   lshdb rebuild pages.lshdb --containment      # build the containment index\n  \
                   lshdb rebuild pages.lshdb --no-containment   # drop it\n  \
+                  lshdb rebuild pages.lshdb --clusters         # maintain clusters from now on\n  \
                   lshdb rebuild pages.lshdb --timestamps       # build the time index, for `expire`"
 )]
 #[command(group = clap::ArgGroup::new("what").required(true).multiple(true)
-    .args(["threshold", "containment", "no_containment", "timestamps", "no_timestamps"]))]
+    .args(["threshold", "containment", "no_containment", "clusters", "no_clusters",
+        "timestamps", "no_timestamps"]))]
 pub struct RebuildArgs {
     /// The database file.
     file: PathBuf,
@@ -315,6 +328,16 @@ pub struct RebuildArgs {
     /// Drop the containment index (containment queries then scan).
     #[arg(long)]
     no_containment: bool,
+    /// Build (or rebuild, with new ids) the maintained clusters.
+    #[arg(long, conflicts_with = "no_clusters")]
+    clusters: bool,
+    /// The clusters' representative (with --clusters): first, longest or
+    /// smallest-key.
+    #[arg(long, value_parser = parse_representative, requires = "clusters")]
+    representative: Option<lshdb::Representative>,
+    /// Drop the maintained clusters.
+    #[arg(long)]
+    no_clusters: bool,
     /// Build the time index, for `expire` and `dedup --window`: the
     /// documents stored so far are stamped with the time of the rebuild
     /// (a file that has it keeps its stamps).
@@ -330,7 +353,7 @@ pub struct RebuildArgs {
     #[arg(long, requires = "bands")]
     rows: Option<usize>,
     /// One JSON object: {"threshold": T, "bands": B, "rows": R,
-    /// "containment": bool, "timestamps": bool}.
+    /// "containment": bool, "clusters": POLICY or null, "timestamps": bool}.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -351,6 +374,13 @@ pub fn rebuild(args: &RebuildArgs, ctx: &Context) -> CmdResult {
     } else if args.no_containment {
         db.drop_containment_index()?;
     }
+    if args.clusters {
+        let bar = crate::output::spinner("building the clusters");
+        db.build_clusters(args.representative.unwrap_or_default())?;
+        bar.finish_and_clear();
+    } else if args.no_clusters {
+        db.drop_clusters()?;
+    }
     if args.timestamps {
         db.build_time_index(crate::support::when::now())?;
     } else if args.no_timestamps {
@@ -363,6 +393,12 @@ pub fn rebuild(args: &RebuildArgs, ctx: &Context) -> CmdResult {
     }
     line(format_args!("rebuilt: {}", crate::render::banding_text(s)));
     Ok(Outcome::Ok)
+}
+
+/// A representative policy's name (`first`, `longest`, `smallest-key`).
+fn parse_representative(name: &str) -> Result<lshdb::Representative, String> {
+    lshdb::Representative::from_name(name)
+        .ok_or_else(|| format!("`{name}` is not a policy: use first, longest or smallest-key"))
 }
 
 #[cfg(test)]

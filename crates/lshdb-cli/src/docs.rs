@@ -34,18 +34,35 @@ pub fn get(args: &GetArgs, ctx: &Context) -> CmdResult {
     let Some(doc) = db.get(&args.key)? else {
         return fail(format!("no document with key `{}`", short(&args.key)));
     };
+    let cluster = match db.has_clusters() {
+        true => db.cluster_of(&args.key)?,
+        false => None,
+    };
     if args.json {
-        json(&json!({
+        let mut value = json!({
             "key": doc.key,
             "shingles": doc.shingles,
             "simhash": doc.simhash.map(|s| format!("{s:016x}")),
             "text": doc.text,
-        }));
+        });
+        if let Some(c) = &cluster {
+            value["cluster"] =
+                json!({"id": c.id, "representative": c.representative, "size": c.size});
+        }
+        json(&value);
     } else {
         line(format_args!("key       {}", escaped(&doc.key)));
         line(format_args!("shingles  {}", doc.shingles));
         if let Some(s) = doc.simhash {
             line(format_args!("simhash   {s:016x}"));
+        }
+        if let Some(c) = &cluster {
+            line(format_args!(
+                "cluster   {} ({} members, representative {})",
+                c.id,
+                c.size,
+                escaped(&c.representative)
+            ));
         }
         match &doc.text {
             Some(text) => line(format_args!("text\n{text}")),

@@ -1,5 +1,6 @@
-//! `lshdb pairs` and `lshdb groups`: every verified near-duplicate pair, and
-//! the clusters they form.
+//! `lshdb pairs`, `lshdb groups` and `lshdb clusters`: every verified
+//! near-duplicate pair, the clusters they form, and the clusters a file
+//! maintains with stable ids.
 
 use crate::args::{open_read_only, parse_threshold};
 use crate::output::{escaped, json, line, progress, similarity, spinner};
@@ -89,5 +90,67 @@ pub fn groups(args: &GroupsArgs, ctx: &Context) -> CmdResult {
     let groups = db.groups(threshold)?;
     bar.finish_and_clear();
     print_groups(&groups, threshold, args.json);
+    Ok(Outcome::Ok)
+}
+
+/// The clusters the file maintains (created with `--clusters`), with
+/// their stable ids, streamed.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  lshdb clusters pages.lshdb\n  lshdb clusters pages.lshdb --min-size 1 --json"
+)]
+pub struct ClustersArgs {
+    /// The database file.
+    file: PathBuf,
+    /// Only clusters of at least this many members (1 lists documents
+    /// without a near-duplicate too).
+    #[arg(long, default_value_t = 2)]
+    min_size: u64,
+    /// One JSON object per cluster:
+    /// {"id": N, "representative": KEY, "size": N, "members": [KEY, ...]}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn clusters(args: &ClustersArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
+    if !db.has_clusters() {
+        return Err(CliError::Message(format!(
+            "{} keeps no clusters: run `lshdb rebuild {} --clusters` to build them",
+            args.file.display(),
+            args.file.display()
+        )));
+    }
+    ctx.interrupt().catch_interrupt();
+    for cluster in db.clusters()? {
+        let cluster = cluster?;
+        if cluster.size < args.min_size {
+            continue;
+        }
+        let members: Vec<String> = db.members(cluster.id)?.collect::<lshdb::Result<_>>()?;
+        if args.json {
+            json(&json!({
+                "id": cluster.id,
+                "representative": cluster.representative,
+                "size": cluster.size,
+                "members": members,
+            }));
+        } else {
+            line(format_args!(
+                "cluster {}\t{} members\trepresentative {}",
+                cluster.id,
+                cluster.size,
+                escaped(&cluster.representative)
+            ));
+            for member in &members {
+                line(format_args!("\t{}", escaped(member)));
+            }
+        }
+        if ctx.interrupt().interrupted() {
+            return Err(CliError::Interrupted(
+                "interrupted: stopped after the clusters printed above".into(),
+            ));
+        }
+    }
     Ok(Outcome::Ok)
 }

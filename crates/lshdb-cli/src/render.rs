@@ -198,9 +198,14 @@ pub fn banding_text(s: &Settings) -> String {
 
 /// `, containment index (T trees × D)` when the index is on, else empty.
 fn containment_words(s: &Settings) -> String {
-    s.report().containment.map_or(String::new(), |e| {
+    let r = s.report();
+    let containment = r.containment.map_or(String::new(), |e| {
         format!(", containment index ({} trees × {})", e.trees, e.depth)
-    })
+    });
+    let clusters = r.clusters.map_or(String::new(), |policy| {
+        format!(", clusters (representative: {policy})")
+    });
+    containment + &clusters
 }
 
 /// `rebuild --json`: the new banding and whether the containment index is
@@ -212,6 +217,7 @@ pub fn rebuilt_json(s: &Settings) -> Value {
         "bands": r.bands,
         "rows": r.rows,
         "containment": r.containment.is_some(),
+        "clusters": r.clusters,
         "timestamps": r.timestamps,
     })
 }

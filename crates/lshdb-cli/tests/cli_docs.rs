@@ -8,9 +8,9 @@ mod cli_support;
 use cli_support::Cli;
 use std::collections::BTreeSet;
 
-const COMMANDS: [&str; 18] = [
-    "scan", "dedup", "create", "add", "query", "pairs", "groups", "get", "remove", "expire",
-    "stats", "check", "compact", "rebuild", "export", "import", "tune", "inspect",
+const COMMANDS: [&str; 19] = [
+    "scan", "dedup", "create", "add", "query", "pairs", "groups", "clusters", "get", "remove",
+    "expire", "stats", "check", "compact", "rebuild", "export", "import", "tune", "inspect",
 ];
 
 fn docs() -> String {

@@ -155,6 +155,7 @@ fn stats_and_check_keep_their_fields() {
         keys(&v["settings"]),
         [
             "bands",
+            "clusters",
             "containment",
             "minhash_seed",
             "num_perm",

@@ -39,9 +39,10 @@ impl Database {
     }
 
     /// Re-bands for a new threshold and/or builds (true) or drops (false)
-    /// the containment index and the time index (built: every stored
-    /// document stamped now).
-    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None, timestamps = None))]
+    /// the containment index, the maintained clusters and the time index
+    /// (built: every stored document stamped now).
+    #[pyo3(signature = (threshold = None, bands = None, rows = None, *, containment = None, clusters = None, timestamps = None))]
+    #[allow(clippy::too_many_arguments)]
     fn rebuild(
         &self,
         py: Python<'_>,
@@ -49,6 +50,7 @@ impl Database {
         bands: Option<usize>,
         rows: Option<usize>,
         containment: Option<bool>,
+        clusters: Option<String>,
         timestamps: Option<bool>,
     ) -> PyResult<()> {
         let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
@@ -57,9 +59,16 @@ impl Database {
             (None, None) => None,
             _ => return fail("rebuild: give both bands and rows, or neither"),
         };
-        let other = containment.is_some() || timestamps.is_some();
+        let policy = match clusters.as_deref() {
+            None | Some("off") => None,
+            Some(name) => match lshdb::Representative::from_name(name) {
+                Some(policy) => Some(policy),
+                None => return fail("rebuild: clusters= takes True, False, \"first\", \"longest\" or \"smallest-key\""),
+            },
+        };
+        let other = containment.is_some() || clusters.is_some() || timestamps.is_some();
         if threshold.is_none() && (banding.is_some() || !other) {
-            return fail("rebuild: give threshold= (with bands= and rows=, or neither), containment=True or False, timestamps=True or False, or several");
+            return fail("rebuild: give threshold= (with bands= and rows=, or neither), containment=True or False, clusters=, timestamps=True or False, or several");
         }
         self.write(py, |db| {
             if let Some(threshold) = threshold {
@@ -69,6 +78,11 @@ impl Database {
                 Some(true) => db.build_containment_index()?,
                 Some(false) => db.drop_containment_index()?,
                 None => {}
+            }
+            match (clusters.is_some(), policy) {
+                (true, Some(policy)) => db.build_clusters(policy)?,
+                (true, None) => db.drop_clusters()?,
+                (false, _) => {}
             }
             match timestamps {
                 Some(true) => db.build_time_index(now())?,

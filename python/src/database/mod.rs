@@ -14,6 +14,7 @@
 //! `convert.rs`.
 
 mod admin;
+mod clusters;
 mod containment;
 mod expire;
 mod gate;
@@ -56,7 +57,7 @@ type Hits = Vec<(String, f64)>;
 #[pymethods]
 impl Database {
     #[staticmethod]
-    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
+    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -69,6 +70,7 @@ impl Database {
         simhash: Option<u32>,
         store_text: bool,
         containment: bool,
+        clusters: Option<String>,
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         durability: &str,
@@ -85,7 +87,8 @@ impl Database {
         };
         let db =
             run(py, || {
-                let config = modes::config(&args, containment)?.timestamps(timestamps);
+                let config =
+                    modes::config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
                 let durability = modes::parse_durability(durability)?;
                 Ok(modes::builder(cache_bytes, record_cache_bytes, durability)
                     .create(&path, config)?)
@@ -97,7 +100,7 @@ impl Database {
     /// exist, from the configuration arguments (None: `create`'s
     /// defaults), which an existing file's settings must then match.
     #[staticmethod]
-    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None))]
+    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None, clusters = None, timestamps = None))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -117,6 +120,8 @@ impl Database {
         simhash: Option<u32>,
         store_text: Option<bool>,
         containment: Option<bool>,
+        clusters: Option<String>,
+        timestamps: Option<bool>,
     ) -> PyResult<Self> {
         let given = threshold.is_some()
             || shingle.is_some()
@@ -125,7 +130,9 @@ impl Database {
             || rows.is_some()
             || simhash.is_some()
             || store_text.is_some()
-            || containment.is_some();
+            || containment.is_some()
+            || clusters.is_some()
+            || timestamps.is_some();
         let fail = |text: &str| Err(Fail::Input(text.to_owned()).into_py(py));
         if given && !create {
             return fail("open: the configuration arguments (threshold=, shingle=, ...) need create=True; to check an existing file's settings, pass expect=");
@@ -145,7 +152,9 @@ impl Database {
                     store_text: store_text.unwrap_or(false),
                 };
                 let containment = containment.unwrap_or(false);
-                Some(modes::config(&args, containment).map_err(|f| f.into_py(py))?)
+                let config = modes::config(&args, containment, clusters.as_deref())
+                    .map(|c| c.timestamps(timestamps.unwrap_or(false)));
+                Some(config.map_err(|f| f.into_py(py))?)
             }
             None => None,
             Some(d) => Some(expected(py, &d)?),
@@ -241,5 +250,12 @@ fn expected(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<lshdb::Config> {
         .map(|v| v.extract())
         .transpose()?
         .unwrap_or(false);
-    modes::config(&args, containment).map_err(|f| f.into_py(py))
+    let clusters: Option<String> = get("clusters")?.map(|v| v.extract()).transpose()?.flatten();
+    let timestamps: bool = get("timestamps")?
+        .map(|v| v.extract())
+        .transpose()?
+        .unwrap_or(false);
+    modes::config(&args, containment, clusters.as_deref())
+        .map(|c| c.timestamps(timestamps))
+        .map_err(|f| f.into_py(py))
 }

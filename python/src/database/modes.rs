@@ -36,16 +36,31 @@ pub(super) fn builder(
     builder
 }
 
-/// `create`'s configuration arguments, `containment` included.
-pub(super) fn config(args: &ConfigArgs<'_>, containment: bool) -> Result<Config, Fail> {
-    Ok(args.config()?.containment(containment))
+/// `create`'s configuration arguments, `containment` and `clusters` (a
+/// representative policy's name, `None` for none) included.
+pub(super) fn config(
+    args: &ConfigArgs<'_>,
+    containment: bool,
+    clusters: Option<&str>,
+) -> Result<Config, Fail> {
+    let config = args.config()?.containment(containment);
+    Ok(match clusters {
+        None => config,
+        Some(name) => config.cluster_representative(
+            lshdb::Representative::from_name(name).ok_or_else(|| {
+                Fail::Input(format!(
+                    "clusters: `{name}` is not a policy: use True, \"first\", \"longest\" or \"smallest-key\""
+                ))
+            })?,
+        ),
+    })
 }
 
 #[pymethods]
 impl Database {
     /// A new database held in memory (redb's in-memory backend).
     #[staticmethod]
-    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
+    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn memory(
         py: Python<'_>,
@@ -57,6 +72,7 @@ impl Database {
         simhash: Option<u32>,
         store_text: bool,
         containment: bool,
+        clusters: Option<String>,
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
         durability: &str,
@@ -72,7 +88,7 @@ impl Database {
             store_text,
         };
         let db = run(py, || {
-            let config = config(&args, containment)?.timestamps(timestamps);
+            let config = config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
             let builder = builder(
                 cache_bytes,
                 record_cache_bytes,

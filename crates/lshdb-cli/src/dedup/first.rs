@@ -67,7 +67,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
                 return false;
             };
             let outputs = (&mut sink, &mut target, &mut *side);
-            let written = write_decided(&args.inputs, chunk, decided, outputs, counts);
+            let written = write_decided((&args.inputs, db), chunk, decided, outputs, counts);
             if let Err(err) = written {
                 *failure.borrow_mut() = Some(err);
                 return false;
@@ -185,7 +185,7 @@ fn id_hash(key: &str) -> u64 {
 /// Counts a decided chunk's records, reports its drops and bad records,
 /// and writes its kept records.
 fn write_decided(
-    inputs: &[String],
+    (inputs, db): (&[String], &Database),
     pending: Pending,
     decided: Vec<lshdb::Result<Unique>>,
     (sink, target, side): (&mut Option<Sink<Target>>, &mut Option<Target>, &mut Side),
@@ -233,7 +233,7 @@ fn write_decided(
             }
             Fate::Drop(drop) => {
                 counts.dropped += 1;
-                side.record(drop)?;
+                side.record(drop, Some(db))?;
             }
             Fate::Bad(reason) => {
                 let line = chunk.units[i].0;

@@ -144,7 +144,7 @@ fn pass_two(
                 Fate::Reject(reason) => side.reject(chunk.original(i), &reason, source, *line)?,
                 Fate::Drop(drop) => {
                     counts.dropped += 1;
-                    side.record(drop)?;
+                    side.record(drop, Some(db))?;
                 }
                 Fate::Keep => {
                     keep[i] = true;

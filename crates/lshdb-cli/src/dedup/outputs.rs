@@ -138,6 +138,21 @@ pub(super) struct Drop {
     pub similarity: f64,
 }
 
+impl Drop {
+    /// The `--dropped` line: with `cluster`, the id of the cluster the kept
+    /// duplicate is in, when `db` keeps clusters and has it stored.
+    fn line(&self, db: Option<&lshdb::Database>) -> Result<serde_json::Value, CliError> {
+        let mut value =
+            json!({"id": self.id, "duplicate_of": self.of, "similarity": self.similarity});
+        if let Some(db) = db.filter(|db| db.has_clusters()) {
+            if let Some(cluster) = db.cluster_of(&self.of)? {
+                value["cluster"] = json!(cluster.id);
+            }
+        }
+        Ok(value)
+    }
+}
+
 /// Clusters being collected: kept key → its place in the list of
 /// (kept key, dropped members), in order of first drop.
 type Clusters = (HashMap<String, usize>, Vec<(String, Vec<(String, f64)>)>);
@@ -152,13 +167,11 @@ pub(super) struct Side {
 }
 
 impl Side {
-    pub fn record(&mut self, drop: Drop) -> Result<(), CliError> {
+    /// Reports a dropped record; `db`, the run's database, names the
+    /// cluster of its kept duplicate when it keeps clusters.
+    pub fn record(&mut self, drop: Drop, db: Option<&lshdb::Database>) -> Result<(), CliError> {
         if let Some(out) = &mut self.dropped {
-            writeln!(
-                out,
-                "{}",
-                json!({"id": drop.id, "duplicate_of": drop.of, "similarity": drop.similarity})
-            )?;
+            writeln!(out, "{}", drop.line(db)?)?;
         }
         if let Some((index, list)) = &mut self.clusters {
             let at = *index.entry(drop.of.clone()).or_insert_with(|| {

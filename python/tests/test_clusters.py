@@ -1,0 +1,87 @@
+"""Maintained clusters from Python (``docs/clusters.md``): ``clusters=`` on
+create, memory and open(create=True); ``cluster_of``, ``cluster``,
+``members`` and ``clusters`` (streamed); ``insert_clustered``; ids that
+survive a removal of the representative; ``rebuild(clusters=)``; and the
+errors of a file without clusters or a bad policy. The library's property
+test is tests/clusters.rs."""
+
+import lshdb
+import pytest
+
+A = "The quick brown fox jumps over the lazy dog near the river bank today"
+A2 = "The quick brown fox jumps over the lazy dog near the river bank today!"
+C = "An entirely different sentence about databases and their many indexes"
+
+
+def test_clusters_on_a_file(tmp_path):
+    path = tmp_path / "c.lshdb"
+    with lshdb.Database.create(path, threshold=0.7, clusters=True) as db:
+        db.insert("a", A)
+        joined = db.insert_clustered("b", A2)
+        db.insert("c", C)
+        cluster = db.cluster_of("a")
+        assert isinstance(cluster, lshdb.Cluster)
+        assert joined == cluster
+        assert (cluster.representative, cluster.size) == ("a", 2)
+        assert list(db.members(cluster.id)) == ["a", "b"]
+        assert sorted(c.size for c in db.clusters()) == [1, 2]
+        assert db.cluster_of("nothing") is None
+        assert db.check()["problem_count"] == 0
+        db.remove("a")  # the representative: the rest keeps the id
+        assert db.cluster_of("b") == lshdb.Cluster(cluster.id, "b", 1)
+        assert db.cluster(cluster.id) == db.cluster_of("b")
+    with lshdb.Database.open(path, create=True, threshold=0.7, clusters=True) as db:
+        assert db.cluster_of("b").id == cluster.id
+        db.rebuild(clusters=False)
+        with pytest.raises(lshdb.InvalidInput, match="no clusters"):
+            db.cluster_of("b")
+        assert db.insert_clustered("d", A) is None
+        db.rebuild(clusters="smallest-key")
+        assert db.cluster_of("b").representative == "b"
+        assert db.cluster_of("d").size == 2
+
+
+def test_clusters_in_memory_with_int_keys_and_a_policy():
+    with lshdb.Database.memory(threshold=0.7, clusters="longest") as db:
+        db.insert(1, A)
+        db.insert(2, A2)
+        cluster = db.cluster_of(2)
+        assert cluster.representative == 2  # one more shingle ('!')
+        assert list(db.members(cluster.id)) == [1, 2]
+        assert [c.representative for c in db.clusters()] == [2]
+
+
+def test_bad_cluster_arguments():
+    with pytest.raises(lshdb.InvalidInput, match="not a policy"):
+        lshdb.Database.memory(clusters="biggest")
+    with pytest.raises(lshdb.InvalidType):
+        lshdb.Database.memory(clusters=1)
+    with lshdb.Database.memory() as db:
+        with pytest.raises(lshdb.InvalidInput, match="no clusters"):
+            db.cluster_of("a")
+        with pytest.raises(lshdb.InvalidType):
+            db.members("1")
+
+
+def test_clusters_and_timestamps_together(tmp_path):
+    """Expiry takes documents out of their clusters; open(create=True) and
+    expect= carry both options."""
+    path = tmp_path / "t.lshdb"
+    args = dict(threshold=0.7, clusters=True, timestamps=True)
+    with lshdb.Database.open(path, create=True, **args) as db:
+        db.insert("a", A, timestamp=100)
+        db.insert("b", A2, timestamp=300)
+        db.insert("c", C, timestamp=100)
+        first = db.cluster_of("b")
+        assert first.size == 2
+        assert db.expire(200) == {"removed": 2, "commits": 1}
+        assert db.cluster_of("b") == lshdb.Cluster(first.id, "b", 1)
+        assert db.cluster_of("a") is None
+        assert db.check()["problem_count"] == 0
+    with lshdb.Database.open(path, create=True, **args) as db:
+        assert db.settings["timestamps"] is True
+    expect = {"threshold": 0.7, "clusters": "first", "timestamps": True}
+    with lshdb.Database.open(path, expect=expect) as db:
+        assert db.timestamp("b") == 300
+    with pytest.raises(lshdb.ConfigMismatch, match="timestamps"):
+        lshdb.Database.open(path, expect={"threshold": 0.7, "clusters": "first"})
