@@ -108,13 +108,7 @@ impl Held {
             let theirs = (other.set.as_slice(), other.signature.as_slice());
             plan::verify_in_memory(pipeline, ours, theirs, threshold, prune)
         };
-        let mut counted: Vec<(usize, u32)> = Vec::with_capacity(candidates.len());
-        for i in candidates {
-            match counted.last_mut() {
-                Some(last) if last.0 == i => last.1 += 1,
-                _ => counted.push((i, 1)),
-            }
-        }
+        let mut counted = plan::count_sorted(candidates);
         if counted.len() > plan::FIRST_OVER {
             // Hot buckets: the first verified, most shared bands first
             // (the planner's policy, `PlanOptions::first_over`).

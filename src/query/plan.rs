@@ -262,19 +262,26 @@ fn collect_candidates(
     // Each band's postings arrive in id order: a run-adaptive sort merges
     // those runs instead of sorting from scratch.
     candidates.sort();
-    let mut counted: Vec<(u64, u32)> = Vec::with_capacity(candidates.len());
-    for id in candidates {
-        match counted.last_mut() {
-            Some(last) if last.0 == id => last.1 += 1,
-            _ => counted.push((id, 1)),
-        }
-    }
+    let mut counted = count_sorted(candidates);
     if let Some(own) = options.exclude {
         counted.retain(|&(id, _)| id != own);
     }
     explain.candidates = counted.len();
     explain.lookup_time = start.elapsed();
     Ok(counted)
+}
+
+/// Sorted candidates (one per band that found them), each once with the
+/// number of bands that found it.
+pub(crate) fn count_sorted<T: PartialEq>(sorted: Vec<T>) -> Vec<(T, u32)> {
+    let mut counted: Vec<(T, u32)> = Vec::with_capacity(sorted.len());
+    for c in sorted {
+        match counted.last_mut() {
+            Some(last) if last.0 == c => last.1 += 1,
+            _ => counted.push((c, 1)),
+        }
+    }
+    counted
 }
 
 /// [`PlanOptions::first_over`]'s policy: the candidates verified most
