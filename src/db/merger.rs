@@ -10,6 +10,13 @@
 //! `background.rs`). The thread looks for
 //! due merges every [`POLL`] and when [`Merger::wait_idle`] asks.
 //!
+//! **Turns.** A load holds the write lock from one of its commits to the
+//! next, and takes it again at once: the merger, waiting on the lock,
+//! would hardly ever get it while the load lasts, and runs would pile up
+//! for the load's own look-ups to probe. So the merger says when it waits
+//! for a transaction, and a load that reads its own runs lets it have one
+//! between two of its commits ([`Merger::give_turn`]).
+//!
 //! **Failure.** A storage error ends the thread and is kept: writes then
 //! make every merge inline past `MAX_RUNS` runs, and [`Merger::wait_idle`]
 //! returns the error.
@@ -50,7 +57,28 @@ struct Shared {
     wake: Condvar,
     /// Wakes those waiting for a pass to end.
     idle: Condvar,
+    /// The merger waits for the write lock, or holds it.
+    wants: AtomicBool,
+    /// Transactions the merger has ended.
+    turns: Mutex<u64>,
+    /// Wakes those waiting for a turn to end.
+    turned: Condvar,
 }
+
+impl Shared {
+    /// Runs `step` (one write transaction of the merger) as a turn.
+    fn turn<T>(&self, step: impl FnOnce() -> T) -> T {
+        self.wants.store(true, Ordering::SeqCst);
+        let out = step();
+        self.wants.store(false, Ordering::SeqCst);
+        *self.turns.lock() += 1;
+        self.turned.notify_all();
+        out
+    }
+}
+
+/// The longest a load waits for the merger's turn.
+const TURN_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Default)]
 struct State {
@@ -102,6 +130,27 @@ impl Merger {
                 running.shared.wake.notify_all();
             }
             let _ = running.thread.join();
+        }
+    }
+
+    /// Lets the merger have one write transaction, when it waits for one:
+    /// called by a load between its commit and its next transaction.
+    /// Waits at most [`TURN_WAIT`].
+    pub(crate) fn give_turn(&self) {
+        let Some(running) = &self.running else {
+            return;
+        };
+        let shared = &running.shared;
+        if std::process::id() != self.opened_in || !shared.wants.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut turns = shared.turns.lock();
+        let start = *turns;
+        let deadline = std::time::Instant::now() + TURN_WAIT;
+        while *turns == start && shared.wants.load(Ordering::SeqCst) {
+            if shared.turned.wait_until(&mut turns, deadline).timed_out() {
+                break;
+            }
         }
     }
 
@@ -181,10 +230,14 @@ fn run(db: &redb::Database, shared: &Shared) {
 /// end.
 fn pass(db: &redb::Database, shared: &Shared, first: bool) -> Result<bool> {
     let stopped = || shared.stop.load(Ordering::SeqCst);
-    let mut resumed = if first { background::resume(db)? } else { None };
+    let mut resumed = if first {
+        shared.turn(|| background::resume(db))?
+    } else {
+        None
+    };
     loop {
         if resumed.is_none() {
-            while background::collect_garbage(db)? {
+            while shared.turn(|| background::collect_garbage(db))? {
                 if stopped() {
                     return Ok(false);
                 }
@@ -192,26 +245,67 @@ fn pass(db: &redb::Database, shared: &Shared, first: bool) -> Result<bool> {
         }
         let next = match resumed.take() {
             Some(job) => Some(job),
-            None => background::begin(db)?,
+            None => shared.turn(|| background::begin(db))?,
         };
         let Some(mut job) = next else {
             return Ok(true);
         };
-        if !build(db, &mut job, &stopped)? {
+        if !build(db, shared, &mut job, &stopped)? {
             return Ok(false);
         }
-        job.publish(db)?;
+        shared.turn(|| job.publish(db))?;
     }
 }
 
 /// Writes every slice of `job`'s run; false when stopped first.
-fn build(db: &redb::Database, job: &mut Job, stopped: &dyn Fn() -> bool) -> Result<bool> {
+fn build(
+    db: &redb::Database,
+    shared: &Shared,
+    job: &mut Job,
+    stopped: &dyn Fn() -> bool,
+) -> Result<bool> {
     loop {
         if stopped() {
             return Ok(false);
         }
-        if job.step(db)? {
+        if shared.turn(|| job.step(db))? {
             return Ok(true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A load gives the merger the turn it waits for, and does not wait
+    /// when the merger wants none.
+    #[test]
+    fn a_load_waits_for_the_turn_the_merger_asked_for() {
+        let shared = Arc::new(Shared::default());
+        let theirs = Arc::clone(&shared);
+        let (started, in_turn) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            theirs.turn(|| {
+                started.send(()).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+            });
+        });
+        in_turn.recv().unwrap();
+        let merger = Merger {
+            running: Some(Running {
+                shared: Arc::clone(&shared),
+                thread,
+            }),
+            opened_in: std::process::id(),
+        };
+        let start = Instant::now();
+        merger.give_turn();
+        assert!(start.elapsed() >= Duration::from_millis(200), "waited for the turn");
+        assert_eq!(*shared.turns.lock(), 1);
+        let start = Instant::now();
+        merger.give_turn();
+        assert!(start.elapsed() < Duration::from_millis(200), "no turn wanted: no wait");
     }
 }

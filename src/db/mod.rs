@@ -430,6 +430,14 @@ impl Database {
         self.merger.wait_idle()
     }
 
+    /// Lets the background merger have a write transaction if it waits
+    /// for one: a load that reads its own runs calls this between two of
+    /// its transactions, or the merger would not get the lock until the
+    /// load ends.
+    pub(crate) fn give_merger_a_turn(&self) {
+        self.merger.give_turn();
+    }
+
     pub(crate) fn store(&self) -> &Store {
         &self.db
     }

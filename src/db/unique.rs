@@ -222,7 +222,7 @@ impl Database {
         plan: &PlanOptions,
     ) -> Result<Looked> {
         let mut tables = ReadTables::open(&snapshot.txn)?;
-        tables.share_rows(Arc::clone(&snapshot.rows));
+        tables.share_rows(Arc::clone(&snapshot.rows))?;
         let empty = tables.len()? == 0;
         let reader = self.cache().reader(&tables);
         let pipeline = self.pipeline();
@@ -496,6 +496,8 @@ impl Writing<'_> {
         if !held.is_empty() {
             self.older.push((self.commits, held));
         }
+        // The look-ups probe every run: fewer runs, cheaper look-ups.
+        self.db.give_merger_a_turn();
         self.txn = Some(self.db.begin_write()?);
         let (rows, filter) = {
             let last = self.snapshot.lock();

@@ -81,9 +81,13 @@ impl ReadTables {
 
     /// Reads run filter rows through `rows`, a cache shared with other
     /// snapshots of the same file ([`ReadRuns::share_rows`]).
-    pub fn share_rows(&mut self, rows: std::sync::Arc<crate::store::runs::RowCache>) {
-        if let Some(runs) = &mut self.runs {
-            runs.share_rows(rows);
+    ///
+    /// # Errors
+    /// Reading the runs' filters fails.
+    pub fn share_rows(&mut self, rows: std::sync::Arc<crate::store::runs::RowCache>) -> Result<()> {
+        match &mut self.runs {
+            Some(runs) => runs.share_rows(rows),
+            None => Ok(()),
         }
     }
 

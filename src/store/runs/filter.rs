@@ -17,12 +17,15 @@
 //! A run without an entry in [`RUN_FILTER_LINES`] (one written before
 //! filters existed) has no filter and is always read.
 
+use super::lists::ListCache;
+use super::whole::WholeFilter;
 use crate::hash::{mix64, GOLDEN_GAMMA};
 use crate::store::codec::{frame, unframe, Tag};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use redb::{ReadableTable, Table, TableDefinition};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Filter rows: `(run, band, row)` → `Tag::Filter` record of
 /// [`ROW_LINES`] lines.
@@ -44,8 +47,8 @@ pub const BITS_PER_POSTING: u64 = 10;
 /// Bits set per key.
 pub const PROBES: u32 = 7;
 
-const LINE_BYTES: usize = (LINE_BITS / 8) as usize;
-const ROW_BYTES: usize = LINE_BYTES * ROW_LINES as usize;
+pub(super) const LINE_BYTES: usize = (LINE_BITS / 8) as usize;
+pub(super) const ROW_BYTES: usize = LINE_BYTES * ROW_LINES as usize;
 
 /// The bits of one row.
 type Row = Box<[u8; ROW_BYTES]>;
@@ -144,7 +147,12 @@ fn read_row(
 /// Whether `line` of a row has every bit of (`band`, `key`).
 fn line_has(row: &[u8; ROW_BYTES], line: u64, band: u32, key: u64) -> bool {
     let at = (line % ROW_LINES) as usize * LINE_BYTES;
-    let bits = &row[at..at + LINE_BYTES];
+    line_bits_have(&row[at..at + LINE_BYTES], band, key)
+}
+
+/// Whether a line's bits (its [`LINE_BYTES`] bytes) have every bit of
+/// (`band`, `key`).
+pub(super) fn line_bits_have(bits: &[u8], band: u32, key: u64) -> bool {
     bits_of(band, key)
         .iter()
         .all(|&b| bits[usize::from(b / 8)] & (1 << (b % 8)) != 0)
@@ -155,7 +163,9 @@ fn line_has(row: &[u8; ROW_BYTES], line: u64, band: u32, key: u64) -> bool {
 /// up in, probe the same rows again and again. At most
 /// [`RowCache::MAX_ROWS`] rows unless sized otherwise; emptied whenever a
 /// run is removed (run ids may then be issued again). Shared by threads
-/// (a load's look-ups run on every core).
+/// (a load's look-ups run on every core). A cache sized in bytes
+/// ([`RowCache::with_bytes`]) also keeps whole filters of runs
+/// ([`WholeFilter`]), in up to half its bytes.
 #[derive(Default)]
 pub struct RowCache {
     rows: Mutex<HashMap<(u32, u32, u32), Option<Row>>>,
@@ -163,31 +173,86 @@ pub struct RowCache {
     limit: usize,
     /// The runs whose rows may be kept (see [`RowCache::follow`]).
     runs: Mutex<Vec<u32>>,
+    /// Whole filters, by run, and the bytes they take.
+    whole: Mutex<WholeFilters>,
+    /// Posting lists read from runs (only in a cache sized in bytes).
+    lists: Option<ListCache>,
 }
 
 impl RowCache {
     /// Rows kept at most by default (8 MiB of bits).
     pub const MAX_ROWS: usize = 16 * 1024;
 
-    /// A cache of at most `bytes` bytes of rows.
+    /// A cache of at most `bytes` bytes of rows and whole filters, and
+    /// half as many of posting lists.
     pub fn with_bytes(bytes: usize) -> Self {
         Self {
             limit: (bytes / ROW_BYTES).max(1),
+            lists: Some(ListCache::with_bytes(bytes / 2)),
             ..Self::default()
         }
+    }
+
+    /// The posting lists kept, when this cache keeps them.
+    pub fn lists(&self) -> Option<&ListCache> {
+        self.lists.as_ref()
     }
 
     fn max_rows(&self) -> usize {
         if self.limit == 0 {
             Self::MAX_ROWS
         } else {
-            self.limit
+            let whole = self.whole.lock().1;
+            self.limit.saturating_sub(whole / ROW_BYTES)
         }
     }
 
     /// Forgets every row.
     pub fn clear(&self) {
         self.rows.lock().clear();
+        *self.whole.lock() = Default::default();
+        if let Some(lists) = &self.lists {
+            lists.clear();
+        }
+    }
+
+    /// The whole filters of the runs of `list` ((run, postings)) that have
+    /// a filter (`lines`: (run, lines per band), by run), by run, read now
+    /// for those not kept yet, as long as they fit in half the cache's
+    /// bytes; runs left out are probed row by row. None kept in a cache
+    /// not sized in bytes.
+    pub fn whole_filters(
+        &self,
+        filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
+        list: &[(u32, u64)],
+        lines: &[(u32, u64)],
+    ) -> Result<Vec<(u32, Arc<WholeFilter>)>> {
+        if self.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let budget = self.limit * ROW_BYTES / 2;
+        let mut whole = self.whole.lock();
+        let mut out = Vec::new();
+        for &(run, postings) in list {
+            let Some(run_lines) = super::lines_of(lines, run) else {
+                continue;
+            };
+            if let Some((_, kept)) = whole.0.iter().find(|w| w.0 == run) {
+                out.push((run, Arc::clone(kept)));
+                continue;
+            }
+            // About BITS_PER_POSTING bits per posting, and a row per band.
+            let size = postings.saturating_mul(BITS_PER_POSTING) / 8;
+            if whole.1 as u64 + size > budget as u64 {
+                continue;
+            }
+            let read = Arc::new(WholeFilter::read(filters, run, run_lines)?);
+            whole.1 += read.bytes();
+            whole.0.push((run, Arc::clone(&read)));
+            out.push((run, read));
+        }
+        out.sort_unstable_by_key(|w| w.0);
+        Ok(out)
     }
 
     /// Follows the run list of a newer snapshot of the same file: forgets
@@ -204,14 +269,28 @@ impl RowCache {
             .iter()
             .any(|&(run, _)| run <= highest && !runs.contains(&run));
         let mut rows = self.rows.lock();
+        let mut whole = self.whole.lock();
+        let listed = |run: u32| list.iter().any(|r| r.0 == run);
         if reissued {
             rows.clear();
+            *whole = Default::default();
+            if let Some(lists) = &self.lists {
+                lists.clear();
+            }
         } else {
-            rows.retain(|&(run, _, _), _| list.iter().any(|r| r.0 == run));
+            rows.retain(|&(run, _, _), _| listed(run));
+            whole.0.retain(|w| listed(w.0));
+            whole.1 = whole.0.iter().map(|w| w.1.bytes()).sum();
+            if let Some(lists) = &self.lists {
+                lists.retain(listed);
+            }
         }
         *runs = list.iter().map(|r| r.0).collect();
     }
 }
+
+/// Whole filters of runs, by run, and the bytes they take.
+type WholeFilters = (Vec<(u32, Arc<WholeFilter>)>, usize);
 
 /// Writes a run's filter as its postings go by in `(band, key)` order,
 /// holding one row.

@@ -53,8 +53,10 @@
 pub mod background;
 mod block;
 mod filter;
+mod lists;
 mod merge;
 pub mod policy;
+mod whole;
 
 pub use block::RunScan;
 /// The block codec, for tests that damage blocks behind lshdb's back.
@@ -133,6 +135,10 @@ pub trait RunTables {
     fn row_cache(&self) -> Option<&filter::RowCache> {
         None
     }
+    /// Run `run`'s whole filter, when this transaction holds it in memory.
+    fn whole_filter(&self, _run: u32) -> Option<&whole::WholeFilter> {
+        None
+    }
     /// The dead-id table (see the module comment).
     fn dead(&self) -> &impl ReadableTable<u64, ()>;
 
@@ -151,13 +157,21 @@ pub trait RunTables {
         let from = out.len();
         let mut cut = false;
         for &(run, _) in self.list() {
-            if let (Some(filters), Some(lines)) = (self.filters(), self.filter_lines(run)) {
+            if let Some(whole) = self.whole_filter(run) {
+                if !whole.may_contain(band, key) {
+                    continue;
+                }
+            } else if let (Some(filters), Some(lines)) = (self.filters(), self.filter_lines(run)) {
                 let cache = self.row_cache();
                 if !filter::may_contain(filters, cache, run, lines, band, key)? {
                     continue;
                 }
             }
-            cut |= postings_of(self.blocks(), run, probe, out)?;
+            let read = |out: &mut Vec<u64>| postings_of(self.blocks(), run, probe, out);
+            cut |= match self.row_cache().and_then(|c| c.lists()) {
+                Some(lists) => lists.postings(run, probe, out, read)?,
+                None => read(out)?,
+            };
         }
         let dead = self.dead();
         if out.len() > from && !dead.is_empty()? {
@@ -219,6 +233,8 @@ pub struct ReadRuns {
     lines: Vec<(u32, u64)>,
     /// Filter rows shared with other snapshots of the same load.
     rows: Option<Arc<filter::RowCache>>,
+    /// Whole filters of runs, by run, from `rows`.
+    whole: Vec<(u32, Arc<whole::WholeFilter>)>,
 }
 
 impl ReadRuns {
@@ -245,14 +261,20 @@ impl ReadRuns {
             filters,
             lines,
             rows: None,
+            whole: Vec::new(),
         }))
     }
 
     /// Reads filter rows through `rows`, a cache shared with other
-    /// snapshots of the same file, which follows this snapshot's runs.
-    pub fn share_rows(&mut self, rows: Arc<filter::RowCache>) {
+    /// snapshots of the same file, which follows this snapshot's runs, and
+    /// holds the whole filters that fit in it.
+    pub fn share_rows(&mut self, rows: Arc<filter::RowCache>) -> Result<()> {
         rows.follow(&self.list);
+        if let Some(filters) = &self.filters {
+            self.whole = rows.whole_filters(filters, &self.list, &self.lines)?;
+        }
         self.rows = Some(rows);
+        Ok(())
     }
 
     /// The ids of removed documents whose postings may be in runs.
@@ -278,6 +300,10 @@ impl RunTables for ReadRuns {
     }
     fn row_cache(&self) -> Option<&filter::RowCache> {
         self.rows.as_deref()
+    }
+    fn whole_filter(&self, run: u32) -> Option<&whole::WholeFilter> {
+        let at = self.whole.binary_search_by_key(&run, |w| w.0).ok()?;
+        Some(&self.whole[at].1)
     }
     fn dead(&self) -> &impl ReadableTable<u64, ()> {
         &self.dead
