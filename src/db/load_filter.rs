@@ -21,8 +21,10 @@ use crate::pipeline::Prepared;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Keys the first filter holds before the next one is added.
-const FIRST_KEYS: u64 = 1 << 20;
+/// Keys the first filter holds before the next one is added (8 MiB): a
+/// negative probe reads one word of every filter, so a load of a million
+/// documents (17 million keys) had better need only two or three.
+const FIRST_KEYS: u64 = 1 << 22;
 
 /// Bits per key.
 const BITS_PER_KEY: u64 = 16;
@@ -119,25 +121,29 @@ impl LoadFilter {
             return (true, u64::MAX);
         }
         let filters = self.filters.read();
-        let held = |h: u64| filters.iter().any(|f| f.may_hold(h));
-        let hashes = hashes(doc);
-        let bands = hashes[1..]
-            .iter()
+        // The newest filter first: the largest, holding most keys.
+        let held = |h: u64| filters.iter().rev().any(|f| f.may_hold(h));
+        let bands = band_hashes(doc)
             .enumerate()
-            .filter(|&(_, &h)| held(h))
+            .filter(|&(_, h)| held(h))
             .fold(0u64, |mask, (band, _)| mask | 1 << band.min(63));
-        (held(hashes[0]), bands)
+        (held(key_hash(&doc.key)), bands)
     }
 }
 
 /// The hashes of a document's key and of each (band, band key).
 fn hashes(doc: &Prepared) -> Vec<u64> {
-    let bands = doc
-        .band_keys
+    std::iter::once(key_hash(&doc.key))
+        .chain(band_hashes(doc))
+        .collect()
+}
+
+/// The hashes of a document's (band, band key) pairs.
+fn band_hashes(doc: &Prepared) -> impl Iterator<Item = u64> + '_ {
+    doc.band_keys
         .iter()
         .enumerate()
-        .map(|(band, &key)| mix64(key ^ (band as u64 + 1).wrapping_mul(GOLDEN_GAMMA)));
-    std::iter::once(key_hash(&doc.key)).chain(bands).collect()
+        .map(|(band, &key)| mix64(key ^ (band as u64 + 1).wrapping_mul(GOLDEN_GAMMA)))
 }
 
 #[cfg(test)]
