@@ -15,6 +15,13 @@ mod texts;
 
 use pyo3::prelude::*;
 
+/// The allocator of the extension's Rust code (Python's objects keep
+/// Python's): bulk loads make and free millions of small buffers, many
+/// on another thread than the one that made them, where glibc's malloc
+/// is slow. A unit struct: no state of lshdb's own.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Panics inside the panic barrier, so the tests can see that a Rust
 /// panic reaches Python as `lshdb.InternalError` (not part of the API).
 #[pyfunction]
