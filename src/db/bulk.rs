@@ -19,6 +19,12 @@ pub trait AsDocument {
     fn timestamp(&self) -> Option<u64> {
         None
     }
+
+    /// Its priority, for clusters that choose their representatives by
+    /// priority (`None`, the default: 0; see [`crate::Prioritised`]).
+    fn priority(&self) -> Option<i64> {
+        None
+    }
 }
 
 impl AsDocument for String {
@@ -262,8 +268,7 @@ impl Database {
                 let key = key.as_ref();
                 let prepared = pipeline.prepare(key, doc.as_document()).map(|mut p| {
                     p.trim();
-                    p.timestamp = doc.timestamp();
-                    p
+                    super::clusters::priority::carried(p, &doc)
                 });
                 (key.to_owned(), prepared)
             })
