@@ -4,7 +4,7 @@
 //! parser consumed).
 
 use super::survey::{check_survey, Survey};
-use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK_BYTES};
+use super::{Chunk, Extra, Fields, Good, Parsed, Raw, CHUNK_BYTES};
 use crate::support::jsonl::{parse_object, scalar_text, too_long, Line, Lines, MAX_LINE};
 use crate::{fail, CliError};
 use lshdb::MAX_DOCUMENT_BYTES;
@@ -121,6 +121,15 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
             serde_json::Value::String(s) => s.trim().parse().ok(),
             _ => None,
         });
+    let extra = fields
+        .extra
+        .iter()
+        .map(|e| {
+            json_field(&value, &e.name)
+                .filter(|v| !v.is_null())
+                .cloned()
+        })
+        .collect();
     let body = match json_field_mut(&mut value, &fields.text).map(serde_json::Value::take) {
         Some(serde_json::Value::String(s)) => s,
         _ => String::new(),
@@ -133,6 +142,7 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
         text: body,
         shingles,
         score,
+        extra,
     })
 }
 
@@ -193,6 +203,8 @@ pub struct CsvSource {
     text: usize,
     id: Option<usize>,
     score: Option<usize>,
+    /// The columns of [`Fields::extra`].
+    extra: Vec<usize>,
     record: csv::ByteRecord,
     chunk: usize,
     /// Whether the last cut ended with `\r`.
@@ -260,6 +272,15 @@ impl CsvSource {
             })?),
             None => None,
         };
+        let mut extra = Vec::with_capacity(fields.extra.len());
+        for Extra { name, flag, .. } in &fields.extra {
+            extra.push(column(name).ok_or_else(|| {
+                CliError::Message(format!(
+                    "the CSV header of {path} has no column `{name}` ({flag}); its columns: {}",
+                    columns()
+                ))
+            })?);
+        }
         Ok(Self {
             reader,
             header,
@@ -267,6 +288,7 @@ impl CsvSource {
             text,
             id,
             score,
+            extra,
             record: csv::ByteRecord::new(),
             chunk,
             after_cr,
@@ -351,11 +373,22 @@ impl CsvSource {
             .score
             .and_then(|i| std::str::from_utf8(&record[i]).ok())
             .and_then(|s| s.trim().parse().ok());
+        let extra = self
+            .extra
+            .iter()
+            .map(|&i| match &record[i] {
+                b"" => None,
+                cell => Some(serde_json::Value::String(
+                    String::from_utf8_lossy(cell).into_owned(),
+                )),
+            })
+            .collect();
         Parsed::Good(Good {
             id,
             text: text.to_owned(),
             shingles: None,
             score,
+            extra,
         })
     }
 }
@@ -371,6 +404,7 @@ mod tests {
             score: score.map(str::to_owned),
             flags: None,
             shingles: false,
+            extra: Vec::new(),
         }
     }
 
