@@ -249,3 +249,17 @@ fn priorities_from_the_command_line() {
     assert_eq!(stats["settings"]["clusters"], "priority");
     cli.run(&["check", "d.lshdb"]).ok();
 }
+
+/// `docs/clusters.md`'s command-line example of priorities runs as
+/// written, and does what it says.
+#[test]
+fn the_docs_priority_example_runs() {
+    let cli = Cli::new();
+    cli.run_doc_example("clusters.md", "Priorities from the command line");
+    let got = cli
+        .run(&["get", "releases.lshdb", "mirror-2", "--json"])
+        .ok()
+        .json();
+    assert_eq!(got["cluster"]["representative"], "origin");
+    assert_eq!(got["cluster"]["size"], 3);
+}

@@ -405,3 +405,13 @@ fn dedup_db_stores_the_records_times() {
     let line = dedup("e.lshdb", &["--time-field", "seen", "--keep", "longest"]).error_line();
     assert!(line.contains("--keep first"), "{line}");
 }
+
+/// `docs/expiry.md`'s command-line example runs as written, and does what
+/// it says.
+#[test]
+fn the_docs_time_field_example_runs() {
+    let cli = Cli::new();
+    cli.run_doc_example("expiry.md", "Timestamps from records");
+    cli.run(&["get", "news.lshdb", "storm"]).expect(1);
+    cli.run(&["check", "news.lshdb"]).ok();
+}
