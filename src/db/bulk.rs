@@ -47,6 +47,14 @@ impl AsDocument for &[&[u8]] {
     }
 }
 
+/// A borrowed document of any kind (as the single-document writes take
+/// it), for wrapping in [`crate::Prioritised`] or [`crate::Timestamped`].
+impl AsDocument for Document<'_> {
+    fn as_document(&self) -> Document<'_> {
+        *self
+    }
+}
+
 impl AsDocument for Vec<u32> {
     fn as_document(&self) -> Document<'_> {
         Document::Shingles(self)
