@@ -271,6 +271,65 @@ fn random_doc(rng: &mut Rng, by_priority: bool) -> Prioritised<String> {
     Prioritised::new(random_text(rng), priority)
 }
 
+/// A bulk load of a few random documents, with priorities (which files
+/// of other policies ignore), committing every 3.
+fn bulk_load(db: &Database, rng: &mut Rng, model: &mut Model, by_priority: bool) {
+    let docs: Vec<(String, Prioritised<String>)> = (0..rng.below(8) + 1)
+        .map(|_| (format!("k{}", rng.below(40)), random_doc(rng, by_priority)))
+        .collect();
+    for chunk in docs.chunks(3) {
+        // A commit's ids follow key order; the last copy of a key wins.
+        let mut last: BTreeMap<&String, i64> = BTreeMap::new();
+        for (key, doc) in chunk {
+            last.insert(key, doc.priority);
+        }
+        for (key, priority) in last {
+            model.stored(key, priority);
+        }
+    }
+    let options = BulkOptions::default().batch(3);
+    db.insert_bulk(docs, &options, |_| true).unwrap();
+}
+
+/// Pipelined dedup-on-write of two chunks of new keys, ascending (`counter`
+/// numbers them), so the accepted documents' ids follow the input order.
+fn pipelined_unique(
+    db: &Database,
+    rng: &mut Rng,
+    model: &mut Model,
+    by_priority: bool,
+    counter: &mut u64,
+) {
+    let chunks: Vec<Vec<(String, Prioritised<String>)>> = (0..2)
+        .map(|_| {
+            (0..rng.below(4) + 1)
+                .map(|_| {
+                    *counter += 1;
+                    (format!("p{counter:06}"), random_doc(rng, by_priority))
+                })
+                .filter(|(k, _)| !model.order.contains_key(k))
+                .collect()
+        })
+        .collect();
+    let keys: Vec<(String, i64)> = chunks
+        .iter()
+        .flatten()
+        .map(|(k, d)| (k.clone(), d.priority))
+        .collect();
+    let mut decisions = Vec::new();
+    let options = BulkOptions::default().batch(2);
+    db.insert_unique_bulk(chunks, 0.9, &options, |d| {
+        decisions.extend(d);
+        true
+    })
+    .unwrap();
+    for ((key, priority), done) in keys.iter().zip(decisions) {
+        if done.unwrap() == Unique::Inserted {
+            model.stored(key, *priority);
+        }
+    }
+}
+
 fn run(seed: u64, policy: Representative, steps: usize) {
     let by_priority = policy == Representative::Priority;
     let dir = tempfile::tempdir().unwrap();
@@ -285,7 +344,7 @@ fn run(seed: u64, policy: Representative, steps: usize) {
         max_id: 0,
     };
     let mut splits = 0;
-    let mut pipelined = 0;
+    let mut pipelined = 0u64;
     for step in 0..steps {
         let before = kept(&db);
         let keys: Vec<String> = model.order.keys().cloned().collect();
@@ -336,65 +395,9 @@ fn run(seed: u64, policy: Representative, steps: usize) {
                 }
                 batch.commit().unwrap();
             }
-            7 => {
-                // With priorities, which files of other policies ignore.
-                let docs: Vec<(String, Prioritised<String>)> = (0..rng.below(8) + 1)
-                    .map(|_| {
-                        (
-                            format!("k{}", rng.below(40)),
-                            random_doc(&mut rng, by_priority),
-                        )
-                    })
-                    .collect();
-                for chunk in docs.chunks(3) {
-                    // A commit's ids follow key order; the last copy of a key wins.
-                    let mut last: BTreeMap<&String, i64> = BTreeMap::new();
-                    for (key, doc) in chunk {
-                        last.insert(key, doc.priority);
-                    }
-                    for (key, priority) in last {
-                        model.stored(key, priority);
-                    }
-                }
-                let options = BulkOptions::default().batch(3);
-                db.insert_bulk(docs, &options, |_| true).unwrap();
-            }
+            7 => bulk_load(&db, &mut rng, &mut model, by_priority),
             8 if rng.below(2) == 0 => {
-                // Pipelined dedup-on-write: new keys, ascending, so the
-                // accepted documents' ids follow the input order.
-                let chunks: Vec<Vec<(String, Prioritised<String>)>> = (0..2)
-                    .map(|_| {
-                        (0..rng.below(4) + 1)
-                            .map(|_| {
-                                (
-                                    format!("p{:06}", {
-                                        pipelined += 1;
-                                        pipelined
-                                    }),
-                                    random_doc(&mut rng, by_priority),
-                                )
-                            })
-                            .filter(|(k, _)| !model.order.contains_key(k))
-                            .collect()
-                    })
-                    .collect();
-                let keys: Vec<(String, i64)> = chunks
-                    .iter()
-                    .flatten()
-                    .map(|(k, d)| (k.clone(), d.priority))
-                    .collect();
-                let mut decisions = Vec::new();
-                let options = BulkOptions::default().batch(2);
-                db.insert_unique_bulk(chunks, 0.9, &options, |d| {
-                    decisions.extend(d);
-                    true
-                })
-                .unwrap();
-                for ((key, priority), done) in keys.iter().zip(decisions) {
-                    if done.unwrap() == Unique::Inserted {
-                        model.stored(key, *priority);
-                    }
-                }
+                pipelined_unique(&db, &mut rng, &mut model, by_priority, &mut pipelined)
             }
             8 => {
                 let key = format!("u{}", rng.below(40));

@@ -182,3 +182,32 @@ fn check_finds_damaged_priorities() {
     );
     assert!(problems.contains("the policy picks 1"), "{problems}");
 }
+
+/// Files of the other policies are what they were: no `priorities` table,
+/// even when their bulk loads carry priorities (ignored), so older builds
+/// read them as before; a priority file has it from its creation.
+#[test]
+fn only_priority_files_have_a_priorities_table() {
+    use redb::{ReadableDatabase, TableHandle};
+    let dir = tempfile::tempdir().unwrap();
+    let tables = |path: &Path| -> Vec<String> {
+        let file = redb::Database::open(path).unwrap();
+        let txn = file.begin_read().unwrap();
+        let names = txn.list_tables().unwrap().map(|t| t.name().to_owned());
+        names.collect()
+    };
+    for (name, config) in [
+        ("plain.lshdb", Config::jaccard(0.6)),
+        ("first.lshdb", Config::jaccard(0.6).clusters(true)),
+    ] {
+        let path = dir.path().join(name);
+        let db = Database::create(&path, config).unwrap();
+        let docs = vec![("a", Prioritised::new(FOX[0], 3))];
+        db.insert_bulk(docs, &Default::default(), |_| true).unwrap();
+        drop(db);
+        assert!(!tables(&path).contains(&"priorities".to_owned()), "{name}");
+    }
+    let path = dir.path().join("p.lshdb");
+    drop(priority_db(&path));
+    assert!(tables(&path).contains(&"priorities".to_owned()));
+}

@@ -210,7 +210,17 @@ fn priorities_from_the_command_line() {
     .ok();
     assert_eq!(representative("origin"), "copy");
     cli.run(&["check", "p.lshdb"]).ok();
-    // Another policy: the error names the rebuild.
+}
+
+/// A file of another policy is refused, naming the rebuild; `dedup --db`
+/// creates a file of the priority policy, and stores the priorities.
+#[test]
+fn priorities_need_the_policy_and_dedup_creates_it() {
+    let cli = Cli::new();
+    cli.write(
+        "docs.jsonl",
+        format!(r#"{{"id": "a", "text": "{A}", "rank": 1}}"#) + "\n",
+    );
     cli.run(&["create", "f.lshdb", "--clusters"]).ok();
     let line = cli
         .run(&[
@@ -230,6 +240,7 @@ fn priorities_from_the_command_line() {
     let day1 = [
         format!(r#"{{"id": "m", "text": "{A}", "rank": 1}}"#),
         format!(r#"{{"id": "c", "text": "{C}", "rank": 3}}"#),
+        format!(r#"{{"id": "m2", "text": "{A2}", "rank": 7}}"#),
     ];
     cli.write("day1.jsonl", day1.join("\n") + "\n");
     cli.run(&[
@@ -248,6 +259,33 @@ fn priorities_from_the_command_line() {
     let stats = cli.run(&["stats", "d.lshdb", "--json"]).ok().json();
     assert_eq!(stats["settings"]["clusters"], "priority");
     cli.run(&["check", "d.lshdb"]).ok();
+    // Into a file of a lower index threshold, a run at 0.99 keeps both
+    // copies, and the clusters rank them by their priorities.
+    cli.run(&[
+        "create",
+        "e.lshdb",
+        "--threshold",
+        "0.7",
+        "--clusters",
+        "--representative",
+        "priority",
+    ])
+    .ok();
+    let base = [
+        "dedup",
+        "day1.jsonl",
+        "--db",
+        "e.lshdb",
+        "--id-field",
+        "id",
+        "--out",
+        "k.jsonl",
+    ];
+    cli.run_with(&base, &["--threshold", "0.99", "--priority-field", "rank"])
+        .ok();
+    let got = cli.run(&["get", "e.lshdb", "m", "--json"]).ok().json();
+    assert_eq!(got["cluster"]["representative"], "m2");
+    cli.run(&["check", "e.lshdb"]).ok();
 }
 
 /// `docs/clusters.md`'s command-line example of priorities runs as

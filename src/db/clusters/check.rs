@@ -33,14 +33,7 @@ pub(crate) fn check(
         report.problem("the settings keep clusters but the file has no cluster tables".into());
         return Ok(());
     };
-    let priorities = match policy {
-        Representative::Priority => priorities::open_read(txn)?,
-        _ => None,
-    };
-    if let Some(table) = &priorities {
-        let stored = |id| Ok(tables.docs.get(id)?.is_some());
-        priorities::check(table, stored, |p| report.problem(p))?;
-    }
+    let priorities = check_priorities(txn, tables, policy, report)?;
     let priority = |id| match &priorities {
         Some(table) => priorities::priority_of(table, id),
         None => Ok(0),
@@ -101,6 +94,25 @@ pub(crate) fn check(
         ));
     }
     Ok(())
+}
+
+/// The priority table of a file whose policy ranks by priority (`None`
+/// for other policies, or none stored), checked against the documents.
+fn check_priorities(
+    txn: &ReadTransaction,
+    tables: &ReadTables,
+    policy: Representative,
+    report: &mut CheckReport,
+) -> Result<Option<redb::ReadOnlyTable<u64, i64>>> {
+    if policy != Representative::Priority {
+        return Ok(None);
+    }
+    let table = priorities::open_read(txn)?;
+    if let Some(table) = &table {
+        let stored = |id| Ok(tables.docs.get(id)?.is_some());
+        priorities::check(table, stored, |p| report.problem(p))?;
+    }
+    Ok(table)
 }
 
 /// Each cluster's row against its members: the size, and the

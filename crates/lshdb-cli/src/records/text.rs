@@ -196,6 +196,36 @@ impl Tee {
     }
 }
 
+/// The first columns of a CSV header, for messages.
+fn column_list(header: &csv::ByteRecord) -> String {
+    let names: Vec<String> = header
+        .iter()
+        .take(50)
+        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
+        .collect();
+    names.join(", ")
+}
+
+/// The columns of [`Fields::extra`] in a CSV header; a missing one is an
+/// error naming its flag.
+fn extra_columns(
+    header: &csv::ByteRecord,
+    fields: &Fields,
+    path: &str,
+) -> Result<Vec<usize>, CliError> {
+    let mut out = Vec::with_capacity(fields.extra.len());
+    for Extra { name, flag, .. } in &fields.extra {
+        let Some(at) = header.iter().position(|h| h == name.as_bytes()) else {
+            return fail(format!(
+                "the CSV header of {path} has no column `{name}` ({flag}); its columns: {}",
+                column_list(header)
+            ));
+        };
+        out.push(at);
+    }
+    Ok(out)
+}
+
 pub struct CsvSource {
     reader: csv::Reader<Tee>,
     pub(super) header: csv::ByteRecord,
@@ -238,14 +268,7 @@ impl CsvSource {
         let header_raw = reader.get_mut().cut(0, end);
         let after_cr = header_raw.last() == Some(&b'\r');
         let column = |name: &str| header.iter().position(|h| h == name.as_bytes());
-        let columns = || {
-            let names: Vec<String> = header
-                .iter()
-                .take(50)
-                .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
-                .collect();
-            names.join(", ")
-        };
+        let columns = || column_list(&header);
         let Some(text) = column(&fields.text) else {
             return fail(format!(
                 "the CSV header of {path} has no column `{}`{}; its columns: {}",
@@ -272,15 +295,7 @@ impl CsvSource {
             })?),
             None => None,
         };
-        let mut extra = Vec::with_capacity(fields.extra.len());
-        for Extra { name, flag, .. } in &fields.extra {
-            extra.push(column(name).ok_or_else(|| {
-                CliError::Message(format!(
-                    "the CSV header of {path} has no column `{name}` ({flag}); its columns: {}",
-                    columns()
-                ))
-            })?);
-        }
+        let extra = extra_columns(&header, fields, path)?;
         Ok(Self {
             reader,
             header,
