@@ -65,24 +65,35 @@ pub enum Representative {
     Longest,
     /// The member whose key sorts first (byte order).
     SmallestKey,
+    /// The member with the highest priority, a signed 64-bit integer each
+    /// document may be given when it is written (0 when it is not; see
+    /// [`crate::Prioritised`]); ties go to the member stored first. Files
+    /// with this policy store each document's priority.
+    Priority,
 }
 
 impl Representative {
     /// The policy's name, as the surfaces spell it: `first`, `longest`,
-    /// `smallest-key`.
+    /// `smallest-key`, `priority`.
     pub fn name(self) -> &'static str {
         match self {
             Representative::FirstInserted => "first",
             Representative::Longest => "longest",
             Representative::SmallestKey => "smallest-key",
+            Representative::Priority => "priority",
         }
     }
 
     /// The policy named `name` (see [`Representative::name`]).
     pub fn from_name(name: &str) -> Option<Self> {
-        [Self::FirstInserted, Self::Longest, Self::SmallestKey]
-            .into_iter()
-            .find(|p| p.name() == name)
+        [
+            Self::FirstInserted,
+            Self::Longest,
+            Self::SmallestKey,
+            Self::Priority,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
     }
 }
 

@@ -44,6 +44,9 @@ pub struct Prepared {
     /// The document's timestamp for the time index (seconds since the
     /// Unix epoch); `None` stamps it with the time it is written.
     pub timestamp: Option<u64>,
+    /// The document's priority, for clusters whose representative is the
+    /// member of highest priority; `None`: 0.
+    pub priority: Option<i64>,
 }
 
 /// The encoded `Tag::Doc`, `Tag::Set` and `Tag::Signature` records.
@@ -216,6 +219,7 @@ impl Pipeline {
             blocks,
             records,
             timestamp: None,
+            priority: None,
         })
     }
 

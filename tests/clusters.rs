@@ -1,7 +1,9 @@
 //! Maintained clusters (`docs/clusters.md`), property-tested: after every
 //! operation of a seeded random sequence of inserts, replaces, removes
 //! (including ones that split a cluster), batches, bulk loads,
-//! dedup-on-write and reopens, the clusters equal the connected components
+//! dedup-on-write and reopens, under each representative policy (the
+//! priority policy with random priorities, ties frequent), the clusters
+//! equal the connected components
 //! that `Database::groups` computes from scratch (and unpaired documents
 //! are clusters of one), `check` is clean, and the ids follow the rules:
 //! - a cluster keeps its id as members join;
@@ -16,7 +18,7 @@
 //! ones are not: clusters are chains, and removing a middle link splits
 //! one.
 
-use lshdb::{BulkOptions, Config, Database, Representative, Unique};
+use lshdb::{BulkOptions, Config, Database, Prioritised, Representative, Unique};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A small deterministic generator (xorshift).
@@ -135,23 +137,38 @@ fn assert_matches_groups(db: &Database, kept: &Kept, keys: &BTreeSet<String>) {
 }
 
 /// The model: each key's insertion order (a replaced key counts as
-/// inserted when replaced), for the representative policies.
+/// inserted when replaced) and priority, for the representative policies.
 struct Model {
     order: BTreeMap<String, u64>,
+    priority: BTreeMap<String, i64>,
     clock: u64,
     /// The largest cluster id seen so far.
     max_id: u64,
 }
 
 impl Model {
-    fn stored(&mut self, key: &str) {
+    /// `key` stored with `priority` (which counts only under the
+    /// priority policy; other files ignore it in bulk loads).
+    fn stored(&mut self, key: &str, priority: i64) {
         self.clock += 1;
         self.order.insert(key.to_string(), self.clock);
+        self.priority.insert(key.to_string(), priority);
+    }
+
+    fn removed(&mut self, key: &str) {
+        self.order.remove(key);
+        self.priority.remove(key);
     }
 
     fn best(&self, policy: Representative, members: &BTreeSet<String>) -> String {
         match policy {
             Representative::SmallestKey => members.iter().next().unwrap().clone(),
+            // The highest priority; ties to the first stored.
+            Representative::Priority => members
+                .iter()
+                .min_by_key(|k| (-self.priority[*k], self.order[*k]))
+                .unwrap()
+                .clone(),
             _ => members
                 .iter()
                 .min_by_key(|k| self.order[*k])
@@ -233,7 +250,88 @@ fn assert_remove_rules(
     }
 }
 
+/// A random priority in -2..=2 (0 half the time), so ties are frequent.
+fn random_priority(rng: &mut Rng) -> i64 {
+    match rng.below(2) {
+        0 => 0,
+        _ => rng.below(5) as i64 - 2,
+    }
+}
+
+/// A random document with a priority: a random one under the priority
+/// policy; else one from its length, which those files ignore (drawing
+/// nothing more keeps the other policies' seeded sequences as they were).
+fn random_doc(rng: &mut Rng, by_priority: bool) -> Prioritised<String> {
+    if !by_priority {
+        let text = random_text(rng);
+        let priority = (text.len() % 5) as i64 - 2;
+        return Prioritised::new(text, priority);
+    }
+    let priority = random_priority(rng);
+    Prioritised::new(random_text(rng), priority)
+}
+
+/// A bulk load of a few random documents, with priorities (which files
+/// of other policies ignore), committing every 3.
+fn bulk_load(db: &Database, rng: &mut Rng, model: &mut Model, by_priority: bool) {
+    let docs: Vec<(String, Prioritised<String>)> = (0..rng.below(8) + 1)
+        .map(|_| (format!("k{}", rng.below(40)), random_doc(rng, by_priority)))
+        .collect();
+    for chunk in docs.chunks(3) {
+        // A commit's ids follow key order; the last copy of a key wins.
+        let mut last: BTreeMap<&String, i64> = BTreeMap::new();
+        for (key, doc) in chunk {
+            last.insert(key, doc.priority);
+        }
+        for (key, priority) in last {
+            model.stored(key, priority);
+        }
+    }
+    let options = BulkOptions::default().batch(3);
+    db.insert_bulk(docs, &options, |_| true).unwrap();
+}
+
+/// Pipelined dedup-on-write of two chunks of new keys, ascending (`counter`
+/// numbers them), so the accepted documents' ids follow the input order.
+fn pipelined_unique(
+    db: &Database,
+    rng: &mut Rng,
+    model: &mut Model,
+    by_priority: bool,
+    counter: &mut u64,
+) {
+    let chunks: Vec<Vec<(String, Prioritised<String>)>> = (0..2)
+        .map(|_| {
+            (0..rng.below(4) + 1)
+                .map(|_| {
+                    *counter += 1;
+                    (format!("p{counter:06}"), random_doc(rng, by_priority))
+                })
+                .filter(|(k, _)| !model.order.contains_key(k))
+                .collect()
+        })
+        .collect();
+    let keys: Vec<(String, i64)> = chunks
+        .iter()
+        .flatten()
+        .map(|(k, d)| (k.clone(), d.priority))
+        .collect();
+    let mut decisions = Vec::new();
+    let options = BulkOptions::default().batch(2);
+    db.insert_unique_bulk(chunks, 0.9, &options, |d| {
+        decisions.extend(d);
+        true
+    })
+    .unwrap();
+    for ((key, priority), done) in keys.iter().zip(decisions) {
+        if done.unwrap() == Unique::Inserted {
+            model.stored(key, *priority);
+        }
+    }
+}
+
 fn run(seed: u64, policy: Representative, steps: usize) {
+    let by_priority = policy == Representative::Priority;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.lshdb");
     let config = Config::jaccard(0.7).cluster_representative(policy);
@@ -241,11 +339,12 @@ fn run(seed: u64, policy: Representative, steps: usize) {
     let mut rng = Rng(seed);
     let mut model = Model {
         order: BTreeMap::new(),
+        priority: BTreeMap::new(),
         clock: 0,
         max_id: 0,
     };
     let mut splits = 0;
-    let mut pipelined = 0;
+    let mut pipelined = 0u64;
     for step in 0..steps {
         let before = kept(&db);
         let keys: Vec<String> = model.order.keys().cloned().collect();
@@ -253,12 +352,16 @@ fn run(seed: u64, policy: Representative, steps: usize) {
         match op {
             0..=3 => {
                 let key = format!("k{}", rng.below(40));
-                let joined = db
-                    .insert_clustered(&key, random_text(&mut rng).as_str())
-                    .unwrap();
-                model.stored(&key);
+                let doc = random_doc(&mut rng, by_priority);
+                if by_priority {
+                    db.insert_document(&key, &doc).unwrap();
+                    model.stored(&key, doc.priority);
+                } else {
+                    let joined = db.insert_clustered(&key, doc.doc.as_str()).unwrap();
+                    model.stored(&key, 0);
+                    assert_eq!(joined, db.cluster_of(&key).unwrap());
+                }
                 let after = kept(&db);
-                assert_eq!(joined, db.cluster_of(&key).unwrap());
                 let replaced = before.values().any(|(_, m)| m.contains(&key));
                 if !replaced {
                     assert_insert_rules(&db, &before, &after, &key, &model);
@@ -267,7 +370,7 @@ fn run(seed: u64, policy: Representative, steps: usize) {
             4..=5 if !keys.is_empty() => {
                 let key = keys[rng.below(keys.len())].clone();
                 assert!(db.remove(&key).unwrap());
-                model.order.remove(&key);
+                model.removed(&key);
                 let after = kept(&db);
                 assert_remove_rules(&before, &after, &key, policy, &model);
                 if after.len() > before.len() {
@@ -280,69 +383,33 @@ fn run(seed: u64, policy: Representative, steps: usize) {
                     let key = format!("k{}", rng.below(40));
                     if rng.below(3) == 0 {
                         batch.remove(&key).unwrap();
-                        model.order.remove(&key);
+                        model.removed(&key);
+                    } else if by_priority {
+                        let doc = random_doc(&mut rng, by_priority);
+                        batch.insert_document(&key, &doc).unwrap();
+                        model.stored(&key, doc.priority);
                     } else {
                         batch.insert(&key, random_text(&mut rng).as_str()).unwrap();
-                        model.stored(&key);
+                        model.stored(&key, 0);
                     }
                 }
                 batch.commit().unwrap();
             }
-            7 => {
-                let docs: Vec<(String, String)> = (0..rng.below(8) + 1)
-                    .map(|_| (format!("k{}", rng.below(40)), random_text(&mut rng)))
-                    .collect();
-                for chunk in docs.chunks(3) {
-                    let mut sorted: Vec<&String> = chunk.iter().map(|d| &d.0).collect();
-                    sorted.sort(); // a commit's ids follow key order
-                    sorted.dedup();
-                    for key in sorted {
-                        model.stored(key);
-                    }
-                }
-                let options = BulkOptions::default().batch(3);
-                db.insert_bulk(docs, &options, |_| true).unwrap();
-            }
+            7 => bulk_load(&db, &mut rng, &mut model, by_priority),
             8 if rng.below(2) == 0 => {
-                // Pipelined dedup-on-write: new keys, ascending, so the
-                // accepted documents' ids follow the input order.
-                let chunks: Vec<Vec<(String, String)>> = (0..2)
-                    .map(|_| {
-                        (0..rng.below(4) + 1)
-                            .map(|_| {
-                                (
-                                    format!("p{:06}", {
-                                        pipelined += 1;
-                                        pipelined
-                                    }),
-                                    random_text(&mut rng),
-                                )
-                            })
-                            .filter(|(k, _)| !model.order.contains_key(k))
-                            .collect()
-                    })
-                    .collect();
-                let keys: Vec<String> = chunks.iter().flatten().map(|(k, _)| k.clone()).collect();
-                let mut decisions = Vec::new();
-                let options = BulkOptions::default().batch(2);
-                db.insert_unique_bulk(chunks, 0.9, &options, |d| {
-                    decisions.extend(d);
-                    true
-                })
-                .unwrap();
-                for (key, done) in keys.iter().zip(decisions) {
-                    if done.unwrap() == Unique::Inserted {
-                        model.stored(key);
-                    }
-                }
+                pipelined_unique(&db, &mut rng, &mut model, by_priority, &mut pipelined)
             }
             8 => {
                 let key = format!("u{}", rng.below(40));
-                let done = db
-                    .insert_unique(&key, random_text(&mut rng).as_str(), 0.9)
-                    .unwrap();
+                let doc = random_doc(&mut rng, by_priority);
+                let (done, priority) = if by_priority {
+                    let done = db.insert_unique_document(&key, &doc, 0.9).unwrap();
+                    (done, doc.priority)
+                } else {
+                    (db.insert_unique(&key, doc.doc.as_str(), 0.9).unwrap(), 0)
+                };
                 if done == Unique::Inserted {
-                    model.stored(&key);
+                    model.stored(&key, priority);
                 }
             }
             _ => {
@@ -393,6 +460,13 @@ fn clusters_equal_groups_and_keep_their_ids_smallest_key() {
 #[test]
 fn clusters_equal_groups_longest() {
     run(991, Representative::Longest, 200);
+}
+
+#[test]
+fn clusters_equal_groups_and_keep_their_ids_priority() {
+    for seed in [5, 6] {
+        run(0x2545_f491_4f6c_dd1d ^ seed, Representative::Priority, 250);
+    }
 }
 
 /// Clusters built for an existing file, rebuilt by a re-banding, and

@@ -79,8 +79,8 @@ fn damaged_settings_records_are_refused() {
         edited(0, |p| p.truncate(p.len() - 1)),    // cut short
         edited(0, |p| p.push(0)),                  // a containment shape cut short
         edited(2, |p| p.extend([2, 0, 0])),        // trailing bytes after the clusters
-        edited(2, |p| p.extend([2, 3])),           // no such representative policy
-        edited(0, |p| p.extend([0, 2, 3])),        // the same, after the no-containment 0
+        edited(2, |p| p.extend([2, 4])),           // no such representative policy
+        edited(0, |p| p.extend([0, 2, 4])),        // the same, after the no-containment 0
         edited(2, |p| p.push(2)),                  // clusters bit, policy cut short
         edited(0, |p| *p.last_mut().unwrap() = 2), // store_text neither 0 nor 1
         edited(0, |p| p[0] = 3),                   // no such shingle kind
@@ -113,6 +113,8 @@ fn clusters_append_their_policy_and_round_trip() {
     for (containment, timestamps, policy, tail) in [
         (false, false, Representative::FirstInserted, vec![0u8, 2, 0]),
         (false, false, Representative::SmallestKey, vec![0, 2, 2]),
+        // The priority policy is code 3: no new feature bit or format.
+        (false, false, Representative::Priority, vec![0, 2, 3]),
         (true, false, Representative::Longest, vec![32, 4, 2, 2, 1]),
         // Both features: bits 0 and 1, then the policy.
         (false, true, Representative::Longest, vec![0, 3, 1]),
@@ -142,6 +144,12 @@ fn clusters_append_their_policy_and_round_trip() {
         assert_eq!(payload[cut..], tail[..]);
         assert_eq!(decode_settings(&bytes).unwrap(), settings);
     }
+    // A policy code no build knows (a newer build's) is refused.
+    let err = decode_settings(&edited(0, |p| p.extend([0, 2, 4]))).unwrap_err();
+    assert!(
+        err.to_string().contains("no representative policy 4"),
+        "{err}"
+    );
 }
 
 #[test]

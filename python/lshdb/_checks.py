@@ -56,6 +56,16 @@ def count(func: str, name: str, value: object, optional: bool = False, bits: int
         raise InvalidInput(f"{func}(): argument `{name}` must be an int from 0 to {(1 << bits) - 1}, got {number}")
 
 
+def priority(func: str, name: str, value: object) -> None:
+    """``value`` is an int from -2**63 to 2**63 - 1, not a bool: a
+    document's priority (``clusters="priority"``)."""
+    if type(value) is not int and (not isinstance(value, numbers.Integral) or isinstance(value, bool)):
+        fail(func, name, "an int", value)
+    number = int(value)
+    if not -(1 << 63) <= number < 1 << 63:
+        raise InvalidInput(f"{func}(): argument `{name}` must be an int from {-(1 << 63)} to {(1 << 63) - 1}, got {number}")
+
+
 def flag(func: str, name: str, value: object) -> None:
     """``value`` is a bool (Python's or NumPy's)."""
     if type(value) is not bool and not isinstance(value, np.bool_):
@@ -146,7 +156,7 @@ def open_config(*values: object) -> None:
 
 
 #: The representative policies clusters take (``docs/clusters.md``).
-CLUSTER_POLICIES = ("first", "longest", "smallest-key")
+CLUSTER_POLICIES = ("first", "longest", "smallest-key", "priority")
 
 
 def clusters(func: str, value: object) -> Optional[str]:

@@ -71,8 +71,9 @@ class Opening(Handle, Closes):
         ``store_text`` keeps each document's text for :meth:`get`;
         ``containment=True`` keeps the containment index that makes
         ``query(containment=t)`` fast; ``clusters=True`` (or a
-        representative policy, ``"first"``, ``"longest"`` or
-        ``"smallest-key"``) maintains near-duplicate clusters with stable
+        representative policy, ``"first"``, ``"longest"``,
+        ``"smallest-key"`` or ``"priority"``, the member given the highest
+        ``priority=`` by :meth:`insert`) maintains near-duplicate clusters with stable
         ids on every write (:meth:`cluster_of`, ``docs/clusters.md``);
         ``timestamps=True`` keeps the time index (each document's
         timestamp, for :meth:`expire`).

@@ -26,7 +26,9 @@ class Writes(Handle):
 
     __slots__ = ()
 
-    def insert(self, key: Key, text: str, *, timestamp: Optional[Time] = None) -> None:
+    def insert(
+        self, key: Key, text: str, *, timestamp: Optional[Time] = None, priority: Optional[int] = None
+    ) -> None:
         """Inserts (or atomically replaces) the document under ``key`` (a
         str, or an int: see ``docs/python.md``, "Keys"), durably. Raises
         :class:`InvalidInput` for an empty document, a key of 0 or more
@@ -35,13 +37,21 @@ class Writes(Handle):
 
         ``timestamp`` (a ``datetime`` or seconds since the Unix epoch)
         stamps it in the time index instead of the time of the insert
-        (:class:`IndexDisabled` on a file without the time index)."""
+        (:class:`IndexDisabled` on a file without the time index).
+        ``priority`` (an int, -2**63 to 2**63 - 1; default 0) ranks it for
+        its cluster's representative in a file created with
+        ``clusters="priority"``: the member of highest priority represents
+        the cluster (:class:`InvalidInput` in a file of another policy)."""
         _c.string("insert", "text", text)
-        if timestamp is None:
-            self._db.insert(_keys.write(self, key, "insert()"), text)
+        stored = _keys.write(self, key, "insert()")
+        if priority is not None:
+            _c.priority("insert", "priority", priority)
+            at = None if timestamp is None else epoch_seconds("insert", "timestamp", timestamp)
+            self._db.insert_document(stored, text, at=at, priority=int(priority))
+        elif timestamp is None:
+            self._db.insert(stored, text)
         else:
-            at = epoch_seconds("insert", "timestamp", timestamp)
-            self._db.insert_at(_keys.write(self, key, "insert()"), text, at)
+            self._db.insert_at(stored, text, epoch_seconds("insert", "timestamp", timestamp))
 
     def insert_items(self, key: Key, items: Iterable[Item]) -> None:
         """Inserts a set of items (the products a customer bought, ...).
@@ -59,20 +69,22 @@ class Writes(Handle):
         threshold: Optional[float] = None,
         *,
         items: Optional[Iterable[Item]] = None,
+        priority: Optional[int] = None,
     ) -> Optional[Hit]:
         """Dedup on write: in one transaction, returns the best stored
         near-duplicate with verified similarity ≥ ``threshold`` (default:
         the index threshold) and stores nothing, or inserts the document
-        and returns ``None``."""
+        and returns ``None``; ``priority`` as for :meth:`insert`."""
         _c.string("insert_unique", "text", text, True)
         _c.real("insert_unique", "threshold", threshold, True)
         t = self._db.settings["threshold"] if threshold is None else threshold
-        raw = self._db.insert_unique(
-            _keys.write(self, key, "insert_unique()"),
-            text,
-            items=None if items is None else item_bytes(items, _c.what("insert_unique", "items")),
-            threshold=t,
-        )
+        stored = _keys.write(self, key, "insert_unique()")
+        raw_items = None if items is None else item_bytes(items, _c.what("insert_unique", "items"))
+        if priority is not None:
+            _c.priority("insert_unique", "priority", priority)
+            raw = self._db.insert_unique_document(stored, text, items=raw_items, threshold=t, priority=int(priority))
+        else:
+            raw = self._db.insert_unique(stored, text, items=raw_items, threshold=t)
         return None if raw is None else Hit(_keys.decode(self, raw[0]), raw[1])
 
     def insert_unique_many(
@@ -134,6 +146,7 @@ class Writes(Handle):
         texts: Any = None,
         items: Any = None,
         shingles: Any = None,
+        priorities: Any = None,
         batch: Optional[int] = None,
     ) -> Dict[str, Any]:
         """Bulk load: many documents, one commit per ``batch`` documents
@@ -151,13 +164,27 @@ class Writes(Handle):
         database with the shingling they were made with. Keys are str or
         int (also an integer column).
 
+        ``priorities=``, with ``keys=`` and ``texts=``, is an equally long
+        column of ints (a list or an integer array), each document's
+        priority as :meth:`insert` takes it (files created with
+        ``clusters="priority"`` only).
+
         Returns ``{"inserted", "replaced", "rejected", "commits"}``;
         ``rejected`` lists ``(key, reason)`` for documents that could not be
         indexed (empty, too large, bad key), which are skipped. A storage
         error raises; documents of earlier commits stay stored.
         """
         _c.count("insert_many", "batch", batch, True)
-        if docs is not None:
+        if priorities is not None:
+            if docs is not None or keys is None or texts is None or items is not None or shingles is not None:
+                raise InvalidInput("insert_many: priorities= goes with keys= and texts=")
+            report = self._db.insert_prioritised_columns(
+                _keys.column(self, keys, _c.what("insert_many", "keys")),
+                _texts(texts, _c.what("insert_many", "texts")),
+                _priorities(priorities, _c.what("insert_many", "priorities")),
+                batch,
+            )
+        elif docs is not None:
             if keys is not None or texts is not None or items is not None or shingles is not None:
                 raise InvalidInput("insert_many: give docs, or keys= with texts=, items= or shingles=, not both")
             if isinstance(docs, Mapping):
@@ -202,6 +229,21 @@ class Writes(Handle):
         commits every operation at once (one fsync) when the block ends, and
         writes nothing if the block raises. See :class:`Batch`."""
         return Batch(cast("Database", self))
+
+
+def _priorities(values: Any, what: str) -> List[int]:
+    """A column of priorities (a list or an integer array of int64)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InvalidType(f"{what}: expected a list of ints, got {type(values).__name__}")
+    out: List[int] = []
+    for i, value in enumerate(values):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise InvalidType(f"{what}[{i}]: expected an int, got {type(value).__name__}")
+        number = int(value)
+        if not -(1 << 63) <= number < 1 << 63:
+            raise InvalidInput(f"{what}[{i}]: a priority is an int from {-(1 << 63)} to {(1 << 63) - 1}")
+        out.append(number)
+    return out
 
 
 def _shingle_sets(sets: Any, what: str) -> List[List[int]]:

@@ -85,3 +85,51 @@ def test_clusters_and_timestamps_together(tmp_path):
         assert db.timestamp("b") == 300
     with pytest.raises(lshdb.ConfigMismatch, match="timestamps"):
         lshdb.Database.open(path, expect={"threshold": 0.7, "clusters": "first"})
+
+
+def test_priorities_choose_the_representative(tmp_path):
+    """``clusters="priority"``: ``insert(priority=)``, ``insert_unique(priority=)``
+    and ``insert_many(priorities=)``; the highest priority represents, ties
+    to the first stored; priorities survive a reopen; a file of another
+    policy refuses them."""
+    path = tmp_path / "p.lshdb"
+    with lshdb.Database.create(path, threshold=0.7, clusters="priority") as db:
+        db.insert("a", A)  # priority 0
+        db.insert("b", A2, priority=0)
+        assert db.cluster_of("a").representative == "a"  # a tie: the first stored
+        db.insert("b", A2, priority=-(2**63))
+        db.insert("c", A + "?", priority=2**63 - 1)
+        assert db.cluster_of("a").representative == "c"
+        assert db.insert_unique("d", A + "!!", threshold=0.99, priority=5) is None
+        report = db.insert_many(keys=["e", "f"], texts=[C, C + "!"], priorities=[1, 3])
+        assert report["inserted"] == 2
+        assert db.cluster_of("e").representative == "f"
+        assert db.check()["problem_count"] == 0
+    with lshdb.Database.open(path) as db:
+        assert db.settings["clusters"] == "priority"
+        assert db.cluster_of("a").representative == "c"
+        db.remove("c")
+        assert db.cluster_of("a").representative == "d"
+
+
+def test_priority_arguments_are_checked():
+    with lshdb.Database.memory(threshold=0.7, clusters="priority", timestamps=True) as db:
+        with pytest.raises(lshdb.InvalidType, match="priority"):
+            db.insert("a", A, priority="high")
+        with pytest.raises(lshdb.InvalidType, match="priority"):
+            db.insert("a", A, priority=True)
+        with pytest.raises(lshdb.InvalidInput, match="priority"):
+            db.insert("a", A, priority=2**63)
+        with pytest.raises(lshdb.InvalidInput, match="priorities"):
+            db.insert_many(keys=["a"], texts=[A], priorities=[1, 2])
+        with pytest.raises(lshdb.InvalidInput, match="keys= and texts="):
+            db.insert_many({"a": A}, priorities=[1])
+        db.insert("a", A, priority=3, timestamp=1_000)
+        assert db.timestamp("a") == 1_000
+        assert db.cluster_of("a").representative == "a"
+    with lshdb.Database.memory(threshold=0.7, clusters=True) as db:
+        with pytest.raises(lshdb.InvalidInput, match="priority"):
+            db.insert("a", A, priority=1)
+        with pytest.raises(lshdb.InvalidInput, match="priority"):
+            db.insert_many(keys=["a"], texts=[A], priorities=[1])
+        assert len(db) == 0

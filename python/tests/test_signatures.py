@@ -29,13 +29,16 @@ STUB = Path(__file__).resolve().parents[1] / "lshdb" / "_lshdb.pyi"
 DIFFERS: Dict[str, Dict[str, str]] = {
     # Optional and positional in Python (None: the index threshold); the
     # wrapper resolves it, so natively it is a required keyword.
-    "Database.insert_unique": {"threshold": "all"},
+    # A prioritised insert_unique is natively its own method
+    # (insert_unique_document).
+    "Database.insert_unique": {"threshold": "all", "priority": "all"},
     "Database.insert_unique_many": {"threshold": "all"},
     # Containment search is a mode of `query`, natively its own method
     # (query_containment: other hits, other explain record).
     "Database.query": {"containment": "all", "exhaustive": "all"},
-    # A stamped insert is natively its own method (insert_at).
-    "Database.insert": {"timestamp": "all"},
+    # A stamped insert is natively its own method (insert_at), and so is
+    # one with a priority (insert_document).
+    "Database.insert": {"timestamp": "all", "priority": "all"},
     # `arrow` converts the result in Python; `parallel` is keyword-only there.
     "Sketcher.shingles": {"arrow": "all", "parallel": "kind"},
     "Sketcher.signatures": {"parallel": "kind"},
@@ -45,7 +48,8 @@ DIFFERS: Dict[str, Dict[str, str]] = {
 
 #: Native methods no wrapper method of the same name forwards to: called
 #: by wrappers of other names (insert_many, Batch, Labels, __contains__,
-#: __len__, Sketcher.jaccard, insert with a timestamp) or by the wrapper's construction.
+#: __len__, Sketcher.jaccard, insert with a timestamp or a priority,
+#: insert_unique with a priority) or by the wrapper's construction.
 INTERNAL: Dict[str, Set[str]] = {
     "Database": {
         "insert_columns",
@@ -60,6 +64,9 @@ INTERNAL: Dict[str, Set[str]] = {
         "set_label",
         "query_place",
         "insert_at",
+        "insert_document",
+        "insert_unique_document",
+        "insert_prioritised_columns",
     },
     "Sketcher": {"jaccard_texts"},
 }

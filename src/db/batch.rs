@@ -62,6 +62,13 @@ impl<'db> Batch<'db> {
         self.apply(|w| w.insert(&prepared).map(|_| ()))
     }
 
+    /// Inserts or replaces a document with what it carries (a timestamp, a
+    /// priority), as [`Database::insert_document`].
+    pub fn insert_document(&mut self, key: &str, doc: &impl AsDocument) -> Result<()> {
+        let prepared = self.db.prepare_document(key, doc)?;
+        self.apply(|w| w.insert(&prepared).map(|_| ()))
+    }
+
     /// Removes a document; false when there was none.
     pub fn remove(&mut self, key: &str) -> Result<bool> {
         self.apply(|w| w.remove(key))
@@ -118,7 +125,7 @@ impl<'db> Batch<'db> {
             .par_iter()
             .map(|(key, doc)| {
                 let prepared = pipeline.prepare(key.as_ref(), doc.as_document());
-                prepared.map(|p| super::expire::stamped(p, doc.timestamp()))
+                prepared.map(|p| super::clusters::priority::carried(p, doc))
             })
             .collect();
         self.apply(|w| w.insert_unique_many(prepared, threshold))

@@ -19,6 +19,12 @@ pub trait AsDocument {
     fn timestamp(&self) -> Option<u64> {
         None
     }
+
+    /// Its priority, for clusters that choose their representatives by
+    /// priority (`None`, the default: 0; see [`crate::Prioritised`]).
+    fn priority(&self) -> Option<i64> {
+        None
+    }
 }
 
 impl AsDocument for String {
@@ -38,6 +44,14 @@ impl AsDocument for &str {
 impl AsDocument for &[&[u8]] {
     fn as_document(&self) -> Document<'_> {
         Document::Items(self)
+    }
+}
+
+/// A borrowed document of any kind (as the single-document writes take
+/// it), for wrapping in [`crate::Prioritised`] or [`crate::Timestamped`].
+impl AsDocument for Document<'_> {
+    fn as_document(&self) -> Document<'_> {
+        *self
     }
 }
 
@@ -262,8 +276,7 @@ impl Database {
                 let key = key.as_ref();
                 let prepared = pipeline.prepare(key, doc.as_document()).map(|mut p| {
                     p.trim();
-                    p.timestamp = doc.timestamp();
-                    p
+                    super::clusters::priority::carried(p, &doc)
                 });
                 (key.to_owned(), prepared)
             })

@@ -62,6 +62,10 @@ impl<T: AsDocument> AsDocument for Timestamped<T> {
     fn timestamp(&self) -> Option<u64> {
         Some(self.at)
     }
+
+    fn priority(&self) -> Option<i64> {
+        self.doc.priority()
+    }
 }
 
 impl Database {

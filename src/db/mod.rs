@@ -40,6 +40,7 @@ pub use bulk::{
     AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_MAX_CHUNK_BYTES,
     DEFAULT_MAX_HELD_BYTES,
 };
+pub use clusters::priority::Prioritised;
 pub use clusters::{ClusterInfo, Clusters, Members};
 pub use containment::ContainmentQuery;
 pub use durability::Durability;

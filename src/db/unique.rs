@@ -208,7 +208,7 @@ impl Database {
             .into_par_iter()
             .map(|(key, doc)| {
                 let prepared = pipeline.prepare(key.as_ref(), doc.as_document());
-                prepared.map(|p| super::expire::stamped(p, doc.timestamp()))
+                prepared.map(|p| super::clusters::priority::carried(p, &doc))
             })
             .collect();
         self.look_up_prepared(docs, &snapshot, plan)

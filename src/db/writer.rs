@@ -77,6 +77,9 @@ impl<'t, 'p> Writer<'t, 'p> {
             containment.put(id, doc.set_len(), &doc.signature)?;
         }
         self.stamp(id, doc)?;
+        if let Some(clusters) = &mut self.clusters {
+            clusters.set_priority(id, doc.priority)?;
+        }
         self.join_cluster(id, &doc.band_keys, vacated)?;
         Ok(old.is_some())
     }
@@ -154,7 +157,8 @@ impl<'t, 'p> Writer<'t, 'p> {
                 replaced += 1;
             }
             let id = self.new_id();
-            if self.clusters.is_some() {
+            if let Some(clusters) = &mut self.clusters {
+                clusters.set_priority(id, doc.priority)?;
                 joining.push((id, doc.band_keys.clone()));
                 reuse.push(vacated);
             }
@@ -222,6 +226,9 @@ impl<'t, 'p> Writer<'t, 'p> {
         for &(doc, id) in docs {
             let encoded = doc.encode();
             self.tables.put_records(id, &encoded)?;
+            if let Some(clusters) = &mut self.clusters {
+                clusters.set_priority(id, doc.priority)?;
+            }
             append_postings(doc, id, run, &mut blocks);
         }
         self.stamp_many(docs.iter().map(|&(doc, id)| (id, doc.timestamp)).collect())?;

@@ -8,6 +8,7 @@ pub mod containment;
 pub(crate) mod keys;
 pub(crate) mod legacy;
 pub mod meta;
+pub mod priorities;
 pub mod probe;
 pub mod runs;
 pub mod schema;

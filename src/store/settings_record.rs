@@ -122,6 +122,7 @@ fn policy_code(policy: Representative) -> u64 {
         Representative::FirstInserted => 0,
         Representative::Longest => 1,
         Representative::SmallestKey => 2,
+        Representative::Priority => 3,
     }
 }
 
@@ -181,6 +182,7 @@ pub fn decode(payload: &[u8]) -> Result<Settings> {
             0 => Representative::FirstInserted,
             1 => Representative::Longest,
             2 => Representative::SmallestKey,
+            3 => Representative::Priority,
             v => return Err(bad(format!("no representative policy {v}"))),
         })
     };

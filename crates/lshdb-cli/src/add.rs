@@ -42,6 +42,8 @@ pub struct Args {
     jsonl: Option<String>,
     #[command(flatten)]
     fields: JsonFields,
+    #[command(flatten)]
+    carry: crate::args::CarryArgs,
     /// Documents per commit.
     #[arg(long, default_value_t = lshdb::DEFAULT_BATCH)]
     batch: usize,
@@ -149,6 +151,8 @@ fn file_records(
                 line: 0,
                 key,
                 doc: DocumentBuf::Text(text),
+                at: None,
+                priority: None,
             }),
             Ok(FileText::Binary) => Err(bad(format!("{key_text}: binary file"))),
             Ok(FileText::TooLarge) => Err(bad(format!(
@@ -168,6 +172,12 @@ type Input = (
 
 pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     ctx.set_json(args.json);
+    if args.carry.any() && args.jsonl.is_none() {
+        return fail(
+            "--time-field and --priority-field read fields of records; give the records \
+             with --jsonl FILE (files added by path carry neither)",
+        );
+    }
     // Named inputs are opened before the database: opening a FIFO waits
     // for its writer, and Ctrl-C must end that wait at once, without the
     // database held locked meanwhile. Standard input needs no opening.
@@ -177,6 +187,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
         None => Some(file_input(expand(args)?, ctx.interrupt())),
     };
     let db = open_waiting(&args.file, &args.wait, ctx)?;
+    args.carry.check(&db, &args.file)?;
     ctx.interrupt().catch_interrupt();
     let (input, bar) = match named {
         Some(input) => input,
@@ -208,7 +219,8 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
 /// them. Standard input's first record may take long to come: Ctrl-C
 /// ends that wait too.
 fn open_records(args: &Args, path: &str, interrupt: &Interrupt) -> Result<Input, CliError> {
-    let records = args.fields.open(path, interrupt).map_err(|err| {
+    let extra = args.carry.extras();
+    let records = args.fields.open(path, extra, interrupt).map_err(|err| {
         if interrupt.interrupted() {
             CliError::Interrupted("interrupted: no input was read; nothing was added".into())
         } else {

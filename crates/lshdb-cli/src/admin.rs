@@ -49,8 +49,9 @@ pub struct CreateArgs {
     /// (`lshdb clusters`, `get`, and dedup with a database).
     #[arg(long)]
     clusters: bool,
-    /// The clusters' representative: first (inserted), longest or
-    /// smallest-key.
+    /// The clusters' representative: first (inserted), longest,
+    /// smallest-key or priority (the highest, given by `add
+    /// --priority-field`).
     #[arg(long, value_parser = parse_representative, requires = "clusters")]
     representative: Option<lshdb::Representative>,
     /// Keep the time index: each document's timestamp (the time it is
@@ -331,8 +332,9 @@ pub struct RebuildArgs {
     /// Build (or rebuild, with new ids) the maintained clusters.
     #[arg(long, conflicts_with = "no_clusters")]
     clusters: bool,
-    /// The clusters' representative (with --clusters): first, longest or
-    /// smallest-key.
+    /// The clusters' representative (with --clusters): first, longest,
+    /// smallest-key or priority (rebuilding a file of another policy as
+    /// priority gives its documents priority 0).
     #[arg(long, value_parser = parse_representative, requires = "clusters")]
     representative: Option<lshdb::Representative>,
     /// Drop the maintained clusters.
@@ -395,10 +397,12 @@ pub fn rebuild(args: &RebuildArgs, ctx: &Context) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-/// A representative policy's name (`first`, `longest`, `smallest-key`).
+/// A representative policy's name (`first`, `longest`, `smallest-key`,
+/// `priority`).
 fn parse_representative(name: &str) -> Result<lshdb::Representative, String> {
-    lshdb::Representative::from_name(name)
-        .ok_or_else(|| format!("`{name}` is not a policy: use first, longest or smallest-key"))
+    lshdb::Representative::from_name(name).ok_or_else(|| {
+        format!("`{name}` is not a policy: use first, longest, smallest-key or priority")
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Argument types and helpers shared by several commands.
 
 use crate::interrupt::Interrupt;
-use crate::records::{detect, Fields, Format, Keyed, Source};
+use crate::records::{detect, Extra, ExtraKind, Fields, Format, Keyed, Source};
 use crate::support::context::Context;
 use crate::CliError;
 use lshdb::shingle::ShingleKind;
@@ -168,19 +168,112 @@ pub struct JsonFields {
 }
 
 impl JsonFields {
-    /// The records of `path` (`-`: standard input) with these fields, in
-    /// the format given or told; reads the first chunk (a wrong field name
-    /// fails here).
-    pub fn open(&self, path: &str, interrupt: &Interrupt) -> Result<Keyed, CliError> {
+    /// The records of `path` (`-`: standard input) with these fields and
+    /// `extra`, in the format given or told; reads the first chunk (a
+    /// wrong field name fails here).
+    pub fn open(
+        &self,
+        path: &str,
+        extra: Vec<Extra>,
+        interrupt: &Interrupt,
+    ) -> Result<Keyed, CliError> {
         let fields = Fields {
             text: self.text_field.clone(),
             id: Some(self.key_field.clone()),
             score: None,
             flags: Some(("--text-field", "--key-field")),
             shingles: true,
+            extra,
         };
         let source = Source::open(path, detect(path, self.format)?, &fields, interrupt)?;
         Keyed::new(source, &fields, interrupt)
+    }
+}
+
+/// What records carry besides their key and text (`add`, `import`,
+/// `dedup --db`): a timestamp for the time index and a priority for
+/// clusters that choose their representatives by priority.
+#[derive(clap::Args, Default)]
+pub struct CarryArgs {
+    /// Field holding each record's timestamp, kept by the time index (for
+    /// `expire`): whole seconds since the Unix epoch, or an RFC 3339 time
+    /// such as 2026-01-31T00:00:00Z (JSON: a path such as meta.seen; CSV,
+    /// Parquet: a column). A record without it is bad.
+    #[arg(long, value_name = "F")]
+    pub time_field: Option<String>,
+    /// Field holding each record's priority, an integer (-2^63 to 2^63-1),
+    /// for a database whose clusters' representative is the member of
+    /// highest priority (`create --clusters --representative priority`).
+    /// A record without it is bad, unless --default-priority.
+    #[arg(long, value_name = "F")]
+    pub priority_field: Option<String>,
+    /// The priority of records without the --priority-field.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "priority_field",
+        allow_hyphen_values = true
+    )]
+    pub default_priority: Option<i64>,
+}
+
+impl CarryArgs {
+    /// The fields to read besides the key and the text.
+    pub fn extras(&self) -> Vec<Extra> {
+        let mut out = Vec::new();
+        if let Some(name) = &self.priority_field {
+            out.push(Extra {
+                name: name.clone(),
+                flag: "--priority-field",
+                kind: ExtraKind::Priority {
+                    default: self.default_priority,
+                },
+            });
+        }
+        if let Some(name) = &self.time_field {
+            out.push(Extra {
+                name: name.clone(),
+                flag: "--time-field",
+                kind: ExtraKind::Time,
+            });
+        }
+        out
+    }
+
+    /// Whether any field is asked for.
+    pub fn any(&self) -> bool {
+        self.time_field.is_some() || self.priority_field.is_some()
+    }
+
+    /// Fails unless `db` (the file `path`) can keep what the records carry:
+    /// a time index for --time-field, the priority policy for
+    /// --priority-field; says how to get them.
+    pub fn check(&self, db: &Database, path: &Path) -> Result<(), CliError> {
+        let shown = crate::output::shell_arg(&path.to_string_lossy());
+        if self.time_field.is_some() && !db.has_time_index() {
+            return crate::fail(format!(
+                "{} keeps no time index, which --time-field needs; add it with `lshdb rebuild \
+                 {shown} --timestamps` (the documents stored so far are stamped with the time \
+                 of the rebuild)",
+                path.display()
+            ));
+        }
+        let policy = db.settings().clusters;
+        if self.priority_field.is_some() && policy != Some(lshdb::Representative::Priority) {
+            let now = match policy {
+                Some(policy) => format!("its clusters' representative is `{}`", policy.name()),
+                None => "it keeps no clusters".to_owned(),
+            };
+            return crate::fail(format!(
+                "{} does not choose cluster representatives by priority, which \
+                 --priority-field needs ({now}); turn it to that policy with `lshdb rebuild \
+                 {shown} --clusters --representative priority` (the documents stored so far \
+                 get priority 0), or create a file with `lshdb create FILE --clusters \
+                 --representative priority`",
+                path.display()
+            ));
+        }
+        Ok(())
     }
 }
 

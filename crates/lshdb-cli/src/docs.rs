@@ -290,6 +290,8 @@ pub struct ImportArgs {
     /// they must have been made with this database's shingling.
     #[arg(long)]
     unchecked_shingles: bool,
+    #[command(flatten)]
+    carry: crate::args::CarryArgs,
     /// One JSON object as the summary.
     #[arg(long)]
     json: bool,
@@ -395,6 +397,7 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
         _ => Some(open_import(path)?),
     };
     let db = open_waiting(&args.file, &args.wait, ctx)?;
+    args.carry.check(&db, &args.file)?;
     ctx.interrupt().catch_interrupt();
     let (header, input) = match named {
         Some(opened) => opened,
@@ -412,6 +415,7 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
         score: None,
         flags: None,
         shingles: true,
+        extra: args.carry.extras(),
     };
     let after = u64::from(header.is_some());
     let source = Source::lines(input, after, &fields, path);

@@ -13,6 +13,10 @@ pub struct Record {
     pub line: u64,
     pub key: String,
     pub doc: DocumentBuf,
+    /// Its timestamp (`--time-field`), when read.
+    pub at: Option<u64>,
+    /// Its priority (`--priority-field`), when read.
+    pub priority: Option<i64>,
 }
 
 /// Why a line was not a record.

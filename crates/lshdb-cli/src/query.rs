@@ -232,7 +232,7 @@ fn run_jsonl(db: &Database, args: &Args, path: &str, ctx: &Context) -> CmdResult
             "interrupted: stopped after the {answered} result line(s) printed above"
         ))
     };
-    let reader = match args.fields.open(path, ctx.interrupt()) {
+    let reader = match args.fields.open(path, Vec::new(), ctx.interrupt()) {
         Err(_) if ctx.interrupt().interrupted() => return Err(stopped(0)),
         reader => reader?,
     };

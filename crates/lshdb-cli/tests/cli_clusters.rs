@@ -123,3 +123,181 @@ fn dedup_with_clusters_names_the_kept_duplicates_cluster_across_runs() {
     assert_eq!(dropped["cluster"], cluster);
     cli.run(&["check", "seen.lshdb"]).ok();
 }
+
+/// The priority policy from the command line: `create --representative
+/// priority`, `add --priority-field` (JSON and CSV; a missing or bad value
+/// names its line, `--default-priority` fills it in), `import` and `dedup
+/// --db`; a file of another policy names the rebuild.
+#[test]
+fn priorities_from_the_command_line() {
+    let cli = Cli::new();
+    let out = cli
+        .run(&[
+            "create",
+            "p.lshdb",
+            "--clusters",
+            "--representative",
+            "priority",
+            "--json",
+        ])
+        .ok();
+    assert_eq!(out.json()["settings"]["clusters"], "priority");
+    let lines = [
+        format!(r#"{{"id": "mirror", "text": "{A}", "rank": 1}}"#),
+        format!(r#"{{"id": "origin", "text": "{A2}", "rank": "9"}}"#),
+        format!(r#"{{"id": "other", "text": "{C}"}}"#),
+        format!(r#"{{"id": "bad", "text": "{C} again", "rank": 2.5}}"#),
+    ];
+    cli.write("docs.jsonl", lines.join("\n") + "\n");
+    let out = cli
+        .run(&[
+            "add",
+            "p.lshdb",
+            "--jsonl",
+            "docs.jsonl",
+            "--priority-field",
+            "rank",
+        ])
+        .ok();
+    out.stderr_has("skipped line 3: missing field `rank` (--priority-field)");
+    out.stderr_has("skipped line 4: field `rank` (--priority-field) is not an integer");
+    let representative = |key: &str| {
+        let got = cli.run(&["get", "p.lshdb", key, "--json"]).ok().json();
+        got["cluster"]["representative"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(representative("mirror"), "origin");
+    cli.run(&["get", "p.lshdb", "other"]).expect(1);
+    // --default-priority for records without the field (negative too).
+    cli.run(&[
+        "add",
+        "p.lshdb",
+        "--jsonl",
+        "docs.jsonl",
+        "--priority-field",
+        "rank",
+        "--default-priority",
+        "-1",
+    ])
+    .ok();
+    cli.run(&["get", "p.lshdb", "other"]).ok();
+    // CSV, and a replacement takes its new priority.
+    cli.write("up.csv", format!("id,text,rank\nmirror,{A},20\n"));
+    cli.run(&[
+        "add",
+        "p.lshdb",
+        "--jsonl",
+        "up.csv",
+        "--priority-field",
+        "rank",
+    ])
+    .ok();
+    assert_eq!(representative("origin"), "mirror");
+    cli.write(
+        "imp.jsonl",
+        format!(r#"{{"id": "copy", "text": "{A}.", "rank": 99}}"#),
+    );
+    cli.run(&[
+        "import",
+        "p.lshdb",
+        "--in",
+        "imp.jsonl",
+        "--priority-field",
+        "rank",
+    ])
+    .ok();
+    assert_eq!(representative("origin"), "copy");
+    cli.run(&["check", "p.lshdb"]).ok();
+}
+
+/// A file of another policy is refused, naming the rebuild; `dedup --db`
+/// creates a file of the priority policy, and stores the priorities.
+#[test]
+fn priorities_need_the_policy_and_dedup_creates_it() {
+    let cli = Cli::new();
+    cli.write(
+        "docs.jsonl",
+        format!(r#"{{"id": "a", "text": "{A}", "rank": 1}}"#) + "\n",
+    );
+    cli.run(&["create", "f.lshdb", "--clusters"]).ok();
+    let line = cli
+        .run(&[
+            "add",
+            "f.lshdb",
+            "--jsonl",
+            "docs.jsonl",
+            "--priority-field",
+            "rank",
+        ])
+        .error_line();
+    assert!(
+        line.contains("`lshdb rebuild f.lshdb --clusters --representative priority`"),
+        "{line}"
+    );
+    // dedup --db: a file it creates takes the priority policy.
+    let day1 = [
+        format!(r#"{{"id": "m", "text": "{A}", "rank": 1}}"#),
+        format!(r#"{{"id": "c", "text": "{C}", "rank": 3}}"#),
+        format!(r#"{{"id": "m2", "text": "{A2}", "rank": 7}}"#),
+    ];
+    cli.write("day1.jsonl", day1.join("\n") + "\n");
+    cli.run(&[
+        "dedup",
+        "day1.jsonl",
+        "--db",
+        "d.lshdb",
+        "--id-field",
+        "id",
+        "--priority-field",
+        "rank",
+        "--out",
+        "kept.jsonl",
+    ])
+    .ok();
+    let stats = cli.run(&["stats", "d.lshdb", "--json"]).ok().json();
+    assert_eq!(stats["settings"]["clusters"], "priority");
+    cli.run(&["check", "d.lshdb"]).ok();
+    // Into a file of a lower index threshold, a run at 0.99 keeps both
+    // copies, and the clusters rank them by their priorities.
+    cli.run(&[
+        "create",
+        "e.lshdb",
+        "--threshold",
+        "0.7",
+        "--clusters",
+        "--representative",
+        "priority",
+    ])
+    .ok();
+    let base = [
+        "dedup",
+        "day1.jsonl",
+        "--db",
+        "e.lshdb",
+        "--id-field",
+        "id",
+        "--out",
+        "k.jsonl",
+    ];
+    cli.run_with(&base, &["--threshold", "0.99", "--priority-field", "rank"])
+        .ok();
+    let got = cli.run(&["get", "e.lshdb", "m", "--json"]).ok().json();
+    assert_eq!(got["cluster"]["representative"], "m2");
+    cli.run(&["check", "e.lshdb"]).ok();
+}
+
+/// `docs/clusters.md`'s command-line example of priorities runs as
+/// written, and does what it says.
+#[test]
+fn the_docs_priority_example_runs() {
+    let cli = Cli::new();
+    cli.run_doc_example("clusters.md", "Priorities from the command line");
+    let got = cli
+        .run(&["get", "releases.lshdb", "mirror-2", "--json"])
+        .ok()
+        .json();
+    assert_eq!(got["cluster"]["representative"], "origin");
+    assert_eq!(got["cluster"]["size"], 3);
+}

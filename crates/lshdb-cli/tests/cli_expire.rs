@@ -209,3 +209,209 @@ fn a_killed_expire_leaves_whole_commits() {
     assert_eq!(v["removed"].as_u64(), Some(left));
     cli.run(&["check", "k.lshdb"]).ok();
 }
+
+/// Records with their own timestamps (`--time-field`): whole seconds or
+/// RFC 3339, in JSON Lines and CSV, through `add`, `import` and `dedup
+/// --db`; `expire` then removes by those times.
+#[test]
+fn records_carry_their_timestamps_with_time_field() {
+    let cli = Cli::new();
+    cli.run(&["create", "t.lshdb", "--timestamps"]).ok();
+    let lines = [
+        r#"{"id": "old", "text": "a story about the harbour from long ago", "seen": 1000000000}"#,
+        r#"{"id": "rfc", "text": "a story about the market from last year", "seen": "2001-09-09T01:46:41Z"}"#,
+        r#"{"id": "new", "text": "a story about the weather this morning", "seen": "4000000000"}"#,
+    ];
+    cli.write("docs.jsonl", lines.join("\n") + "\n");
+    cli.run(&[
+        "add",
+        "t.lshdb",
+        "--jsonl",
+        "docs.jsonl",
+        "--time-field",
+        "seen",
+    ])
+    .ok();
+    cli.write(
+        "more.csv",
+        "id,text,seen\ncsv-old,an old record read from a table of values,999999999\n\
+         csv-new,a new record read from a table of values,2100-01-01T00:00:00+00:00\n",
+    );
+    cli.run(&[
+        "add",
+        "t.lshdb",
+        "--jsonl",
+        "more.csv",
+        "--time-field",
+        "seen",
+    ])
+    .ok();
+    cli.write(
+        "export.jsonl",
+        r#"{"id": "imported", "text": "an imported record about rivers and stones", "at": 5}"#,
+    );
+    cli.run(&[
+        "import",
+        "t.lshdb",
+        "--in",
+        "export.jsonl",
+        "--time-field",
+        "at",
+    ])
+    .ok();
+    // 1,000,000,001 is 2001-09-09T01:46:41Z: `rfc` is not older than it.
+    let v = cli
+        .run(&["expire", "t.lshdb", "--older-than", "1000000001", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["removed"].as_u64(), Some(3), "old, csv-old, imported");
+    for (key, code) in [
+        ("old", 1),
+        ("csv-old", 1),
+        ("imported", 1),
+        ("rfc", 0),
+        ("new", 0),
+    ] {
+        cli.run(&["get", "t.lshdb", key]).expect(code);
+    }
+    cli.run(&["check", "t.lshdb"]).ok();
+}
+
+#[test]
+fn a_missing_or_bad_time_field_names_the_line() {
+    let cli = Cli::new();
+    cli.run(&["create", "t.lshdb", "--timestamps"]).ok();
+    let lines = [
+        r#"{"id": "a", "text": "the first record of the input file here", "seen": 1700000000}"#,
+        r#"{"id": "b", "text": "the second record of the input, no time"}"#,
+        r#"{"id": "c", "text": "the third record of the input, bad time", "seen": "last tuesday"}"#,
+        r#"{"id": "d", "text": "the fourth record of the input, negative", "seen": -5}"#,
+    ];
+    cli.write("docs.jsonl", lines.join("\n") + "\n");
+    let out = cli
+        .run(&[
+            "add",
+            "t.lshdb",
+            "--jsonl",
+            "docs.jsonl",
+            "--time-field",
+            "seen",
+        ])
+        .ok();
+    out.stderr_has("skipped line 2: missing field `seen` (--time-field)");
+    out.stderr_has("skipped line 3: field `seen` (--time-field) is not a time");
+    out.stderr_has("skipped line 4: field `seen` (--time-field) is not a time");
+    cli.run(&["get", "t.lshdb", "b"]).expect(1);
+    let line = cli
+        .run(&[
+            "add",
+            "t.lshdb",
+            "--jsonl",
+            "docs.jsonl",
+            "--time-field",
+            "seen",
+            "--strict",
+        ])
+        .error_line();
+    assert!(
+        line.contains("line 2: missing field `seen` (--time-field)"),
+        "{line}"
+    );
+    // A file without the time index: the error names the rebuild.
+    cli.run(&["create", "plain.lshdb"]).ok();
+    let line = cli
+        .run(&[
+            "add",
+            "plain.lshdb",
+            "--jsonl",
+            "docs.jsonl",
+            "--time-field",
+            "seen",
+        ])
+        .error_line();
+    assert!(
+        line.contains("`lshdb rebuild plain.lshdb --timestamps`"),
+        "{line}"
+    );
+    cli.run(&[
+        "import",
+        "plain.lshdb",
+        "--in",
+        "docs.jsonl",
+        "--time-field",
+        "seen",
+    ])
+    .error_line();
+    // Files added by path carry no fields.
+    cli.write("note.txt", "a plain text file");
+    let line = cli
+        .run(&["add", "t.lshdb", "note.txt", "--time-field", "seen"])
+        .error_line();
+    assert!(line.contains("--jsonl"), "{line}");
+}
+
+#[test]
+fn dedup_db_stores_the_records_times() {
+    let cli = Cli::new();
+    let lines = [
+        r#"{"id": "a", "text": "the quick brown fox jumps over the lazy dog by the river", "seen": 100}"#,
+        r#"{"id": "b", "text": "the quick brown fox jumps over the lazy dog by the river!", "seen": 200}"#,
+        r#"{"id": "c", "text": "an unrelated record about databases and their indexes", "seen": 4000000000}"#,
+    ];
+    cli.write("day1.jsonl", lines.join("\n") + "\n");
+    let dedup = |db: &str, extra: &[&str]| {
+        let base = [
+            "dedup",
+            "day1.jsonl",
+            "--db",
+            db,
+            "--id-field",
+            "id",
+            "--out",
+            "kept.jsonl",
+        ];
+        cli.run_with(&base, extra)
+    };
+    // A --db this run creates keeps the time index.
+    let v = dedup("d.lshdb", &["--time-field", "seen", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["kept"], 2, "{v}");
+    let v = cli
+        .run(&["expire", "d.lshdb", "--older-than", "1000", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["removed"].as_u64(), Some(1), "a (stamped 100) expired");
+    cli.run(&["get", "d.lshdb", "c"]).ok();
+    // An existing one without it: the error names the rebuild.
+    cli.run(&["create", "plain.lshdb"]).ok();
+    let line = dedup("plain.lshdb", &["--time-field", "seen"]).error_line();
+    assert!(
+        line.contains("`lshdb rebuild plain.lshdb --timestamps`"),
+        "{line}"
+    );
+    // Without --db, or with another keep policy, it means nothing.
+    let line = cli
+        .run(&[
+            "dedup",
+            "day1.jsonl",
+            "--time-field",
+            "seen",
+            "--out",
+            "k.jsonl",
+        ])
+        .error_line();
+    assert!(line.contains("--db"), "{line}");
+    let line = dedup("e.lshdb", &["--time-field", "seen", "--keep", "longest"]).error_line();
+    assert!(line.contains("--keep first"), "{line}");
+}
+
+/// `docs/expiry.md`'s command-line example runs as written, and does what
+/// it says.
+#[test]
+fn the_docs_time_field_example_runs() {
+    let cli = Cli::new();
+    cli.run_doc_example("expiry.md", "Timestamps from records");
+    cli.run(&["get", "news.lshdb", "storm"]).expect(1);
+    cli.run(&["check", "news.lshdb"]).ok();
+}

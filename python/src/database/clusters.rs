@@ -1,9 +1,54 @@
 //! Maintained clusters: `cluster_of`, `cluster`, `members` and
-//! `clusters` (streamed), and `insert_clustered`.
+//! `clusters` (streamed), `insert_clustered`, and the writes of documents
+//! with a priority (and a timestamp): `insert_document`,
+//! `insert_unique_document`, `insert_prioritised_columns`.
 
 use super::Database;
+use crate::convert::{bulk_options, report_dict};
+use crate::errors::Fail;
 use crate::stream::{Item, Stream};
+use crate::texts::TextBatch;
+use lshdb::{AsDocument, Document, Unique};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// A document with the timestamp and priority a call gave it.
+struct Carried<'a> {
+    doc: Document<'a>,
+    at: Option<u64>,
+    priority: Option<i64>,
+}
+
+impl AsDocument for Carried<'_> {
+    fn as_document(&self) -> Document<'_> {
+        self.doc
+    }
+
+    fn timestamp(&self) -> Option<u64> {
+        self.at
+    }
+
+    fn priority(&self) -> Option<i64> {
+        self.priority
+    }
+}
+
+/// Runs `f` on the document of `text` or `items` (exactly one given).
+fn with_document<T>(
+    func: &str,
+    text: Option<&str>,
+    items: Option<&[Vec<u8>]>,
+    f: impl FnOnce(Document<'_>) -> Result<T, Fail>,
+) -> Result<T, Fail> {
+    match (text, items) {
+        (Some(text), None) => f(Document::Text(text)),
+        (None, Some(items)) => {
+            let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+            f(Document::Items(&items))
+        }
+        _ => Err(Fail::Input(format!("{func}: give text or items"))),
+    }
+}
 
 /// A cluster as (id, representative key, size).
 type Cluster3 = (u64, String, u64);
@@ -57,4 +102,87 @@ impl Database {
     ) -> PyResult<Option<Cluster3>> {
         self.write_call(py, |db| Ok(db.insert_clustered(key, text)?.map(three)))
     }
+
+    /// Inserts (or replaces) a document with a timestamp and a priority
+    /// (either may be None).
+    #[pyo3(signature = (key, text = None, *, items = None, at = None, priority = None))]
+    fn insert_document(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        text: Option<String>,
+        items: Option<Vec<Vec<u8>>>,
+        at: Option<u64>,
+        priority: Option<i64>,
+    ) -> PyResult<()> {
+        self.write_call(py, |db| {
+            with_document("insert", text.as_deref(), items.as_deref(), |doc| {
+                let doc = Carried { doc, at, priority };
+                Ok(db.insert_document(key, &doc)?)
+            })
+        })
+    }
+
+    /// Dedup on write of a document with a priority: None when stored,
+    /// else the near-duplicate's (key, similarity).
+    #[pyo3(signature = (key, text = None, *, items = None, threshold, priority = None))]
+    fn insert_unique_document(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        text: Option<String>,
+        items: Option<Vec<Vec<u8>>>,
+        threshold: f64,
+        priority: Option<i64>,
+    ) -> PyResult<Option<(String, f64)>> {
+        self.write_call(py, |db| {
+            with_document("insert_unique", text.as_deref(), items.as_deref(), |doc| {
+                let doc = Carried {
+                    doc,
+                    at: None,
+                    priority,
+                };
+                Ok(match db.insert_unique_document(key, &doc, threshold)? {
+                    Unique::Inserted => None,
+                    Unique::Duplicate(hit) => Some((hit.key, hit.similarity)),
+                })
+            })
+        })
+    }
+
+    /// Bulk load of equally long columns of keys, texts and priorities.
+    #[pyo3(signature = (keys, texts, priorities, batch = None))]
+    fn insert_prioritised_columns<'py>(
+        &self,
+        py: Python<'py>,
+        keys: TextBatch,
+        texts: TextBatch,
+        priorities: Vec<i64>,
+        batch: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let report = self.read(py, |db| {
+            let (keys, texts) = (keys.strs()?, texts.strs()?);
+            if keys.len() != texts.len() || keys.len() != priorities.len() {
+                return Err(Fail::Input(format!(
+                    "insert_many: {} keys, {} texts and {} priorities",
+                    keys.len(),
+                    texts.len(),
+                    priorities.len()
+                )));
+            }
+            if db.settings().clusters != Some(lshdb::Representative::Priority) {
+                return Err(Fail::Input(NOT_PRIORITY.to_owned()));
+            }
+            let docs = texts
+                .into_iter()
+                .zip(priorities)
+                .map(|(text, p)| lshdb::Prioritised::new(text, p));
+            Ok(db.insert_bulk(keys.into_iter().zip(docs), &bulk_options(batch), |_| true)?)
+        })?;
+        report_dict(py, &report)
+    }
 }
+
+/// Why a file takes no priorities, as Python words it.
+const NOT_PRIORITY: &str = "insert_many: priorities= needs a database whose clusters choose \
+     their representatives by priority (clusters='priority')";

@@ -1,7 +1,9 @@
 //! [`crate::Database::check`]'s part for the maintained clusters: the
 //! tables agree with each other, each representative is the best member by
-//! the policy, and the clusters of two or more are exactly the groups that
-//! [`crate::Database::groups`] computes from scratch.
+//! the policy (by the stored priorities, which must belong to stored
+//! documents, under the priority policy), and the clusters of two or more
+//! are exactly the groups that [`crate::Database::groups`] computes from
+//! scratch.
 
 use super::upkeep::rank;
 use crate::config::Representative;
@@ -10,6 +12,7 @@ use crate::pipeline::Pipeline;
 use crate::query::pairs::Snapshot;
 use crate::store::cache::RecordCache;
 use crate::store::clusters::ClusterRead;
+use crate::store::priorities;
 use crate::store::tables::{Index, ReadTables, Reader};
 use crate::Result;
 use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
@@ -30,7 +33,12 @@ pub(crate) fn check(
         report.problem("the settings keep clusters but the file has no cluster tables".into());
         return Ok(());
     };
-    check_rows(tables, &clusters, policy, report)?;
+    let priorities = check_priorities(txn, tables, policy, report)?;
+    let priority = |id| match &priorities {
+        Some(table) => priorities::priority_of(table, id),
+        None => Ok(0),
+    };
+    check_rows(tables, &clusters, policy, &priority, report)?;
     let (_, clustered) = clusters.counts()?;
     let documents = tables.docs.len()?;
     if clustered != documents {
@@ -88,12 +96,32 @@ pub(crate) fn check(
     Ok(())
 }
 
+/// The priority table of a file whose policy ranks by priority (`None`
+/// for other policies, or none stored), checked against the documents.
+fn check_priorities(
+    txn: &ReadTransaction,
+    tables: &ReadTables,
+    policy: Representative,
+    report: &mut CheckReport,
+) -> Result<Option<redb::ReadOnlyTable<u64, i64>>> {
+    if policy != Representative::Priority {
+        return Ok(None);
+    }
+    let table = priorities::open_read(txn)?;
+    if let Some(table) = &table {
+        let stored = |id| Ok(tables.docs.get(id)?.is_some());
+        priorities::check(table, stored, |p| report.problem(p))?;
+    }
+    Ok(table)
+}
+
 /// Each cluster's row against its members: the size, and the
 /// representative a member and the best by the policy.
 fn check_rows(
     tables: &ReadTables,
     clusters: &ClusterRead,
     policy: Representative,
+    priority: &dyn Fn(u64) -> Result<i64>,
     report: &mut CheckReport,
 ) -> Result<()> {
     for entry in clusters.clusters.iter()? {
@@ -117,7 +145,7 @@ fn check_rows(
                 report.problem(format!("cluster {id} lists missing document {member}"));
                 continue;
             }
-            let ranked = rank(tables, policy, member)?;
+            let ranked = rank(tables, policy, member, priority)?;
             if best.as_ref().is_none_or(|(r, _)| ranked < *r) {
                 best = Some((ranked, member));
             }

@@ -5,6 +5,7 @@
 //! write is `upkeep.rs`.
 
 mod check;
+pub(crate) mod priority;
 pub(crate) mod run;
 pub(crate) mod upkeep;
 
@@ -16,6 +17,7 @@ use crate::pipeline::{Document, Pipeline};
 use crate::store::clusters::{ClusterRead, Row, CLUSTER_ALIASES, CLUSTER_MEMBERS, CLUSTER_OF};
 use crate::store::clusters::{ClusterWrite, CLUSTERS, NEXT_CLUSTER};
 use crate::store::meta;
+use crate::store::priorities::{PriorityWriter, PRIORITIES};
 use crate::store::schema::META;
 use crate::store::tables::{Index, ReadTables, Reader, WriteTables};
 use crate::{Error, Result};
@@ -147,7 +149,10 @@ impl Database {
     /// Builds the clusters of an existing file with representative policy
     /// `policy`, in one transaction, and records them in the settings: from
     /// then on every write maintains them. Rebuilds them (with fresh ids)
-    /// when the file has them.
+    /// when the file has them. The documents' priorities are kept when the
+    /// file's policy was [`Representative::Priority`] and stays so; any
+    /// other change of policy drops them (documents stored before a file
+    /// turns to the priority policy have priority 0).
     ///
     /// # Errors
     /// [`Error::ReadOnly`], [`Error::Poisoned`], storage errors.
@@ -175,6 +180,10 @@ impl Database {
                 txn.delete_table(CLUSTER_MEMBERS)?;
                 txn.delete_table(CLUSTERS)?;
                 txn.delete_table(CLUSTER_ALIASES)?;
+                // Priorities are kept while the policy ranks by them.
+                if policy != Some(Representative::Priority) {
+                    txn.delete_table(PRIORITIES)?;
+                }
                 rebuild(txn, pipeline)
             })
         })
@@ -205,8 +214,11 @@ impl Database {
 /// Creates the cluster tables of a new file whose settings keep clusters
 /// (so that reads find them before the first write).
 pub(crate) fn create_tables(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()> {
-    if pipeline.clusters().is_some() {
+    if let Some((policy, _)) = pipeline.clusters() {
         ClusterWrite::open(txn)?;
+        if policy == Representative::Priority {
+            PriorityWriter::open(txn)?;
+        }
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ use crate::pipeline::Pipeline;
 use crate::query::plan::{verify, verify_in_memory, Explain};
 use crate::store::clusters::{ClusterWrite, Row};
 use crate::store::codec::SignatureRecord;
+use crate::store::priorities::{self, PriorityWriter};
 use crate::store::probe::Probe;
 use crate::store::tables::{Index, Postings, Reader, WriteTables};
 use crate::{Error, Result};
@@ -25,6 +26,8 @@ pub(crate) struct Upkeep<'t> {
     next: u64,
     policy: Representative,
     threshold: f64,
+    /// The documents' priorities, when the policy ranks by them.
+    priorities: Option<PriorityWriter<'t>>,
 }
 
 /// How a representative policy ranks a document: the smallest rank wins.
@@ -43,7 +46,27 @@ impl<'t> Upkeep<'t> {
             next: next.max(1),
             policy,
             threshold,
+            priorities: match policy {
+                Representative::Priority => Some(PriorityWriter::open(txn)?),
+                _ => None,
+            },
         }))
+    }
+
+    /// Gives new document `id` its priority (`None`: 0) before it joins,
+    /// when the policy ranks by priority; else does nothing.
+    pub fn set_priority(&mut self, id: u64, priority: Option<i64>) -> Result<()> {
+        match &mut self.priorities {
+            Some(table) => table.put(id, priority),
+            None => Ok(()),
+        }
+    }
+
+    /// The priority of document `id` (0 when the policy keeps none).
+    fn priority(&self, id: u64) -> Result<i64> {
+        self.priorities
+            .as_ref()
+            .map_or(Ok(0), |table| table.get(id))
     }
 
     /// Files stored document `id` (its band keys `band_keys`) in a cluster:
@@ -188,6 +211,9 @@ impl<'t> Upkeep<'t> {
         pipeline: &Pipeline,
         id: u64,
     ) -> Result<Option<u64>> {
+        if let Some(table) = &mut self.priorities {
+            table.remove(id)?;
+        }
         let Some(cluster) = self.tables.remove_member(id)? else {
             return Ok(None);
         };
@@ -257,8 +283,9 @@ impl<'t> Upkeep<'t> {
         if a == b || self.policy == Representative::FirstInserted {
             return Ok(a.min(b));
         }
+        let priority = |id| self.priority(id);
         Ok(
-            if rank(docs, self.policy, a)? <= rank(docs, self.policy, b)? {
+            if rank(docs, self.policy, a, &priority)? <= rank(docs, self.policy, b, &priority)? {
                 a
             } else {
                 b
@@ -289,10 +316,15 @@ pub(super) fn probe(docs: &WriteTables<'_>, band_keys: &[u64]) -> Result<Vec<u64
     Ok(candidates)
 }
 
-/// How `policy` ranks document `id`: the smallest rank is the
-/// representative (ties, which only copies of one key could make, go to
-/// the smaller id).
-pub(crate) fn rank(reader: &impl Reader, policy: Representative, id: u64) -> Result<Rank> {
+/// How `policy` ranks document `id` (`priority` reads a document's
+/// priority): the smallest rank is the representative (ties go to the
+/// smaller id).
+pub(crate) fn rank(
+    reader: &impl Reader,
+    policy: Representative,
+    id: u64,
+    priority: &dyn Fn(u64) -> Result<i64>,
+) -> Result<Rank> {
     Ok(match policy {
         Representative::FirstInserted => (0, String::new(), id),
         Representative::Longest => {
@@ -308,6 +340,7 @@ pub(crate) fn rank(reader: &impl Reader, policy: Representative, id: u64) -> Res
                 .ok_or_else(|| Error::corrupted(format!("clustered document {id} is missing")))?;
             (0, key.to_string(), id)
         }
+        Representative::Priority => (priorities::rank(priority(id)?), String::new(), id),
     })
 }
 

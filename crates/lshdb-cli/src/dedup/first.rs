@@ -6,7 +6,8 @@
 //! written out once it is decided.
 
 use super::*;
-use crate::records::Chunk;
+use crate::records::{Carried, Chunk};
+use lshdb::DocumentBuf;
 use std::collections::VecDeque;
 
 /// Keep policy `first`, streaming.
@@ -86,6 +87,25 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     finish_output(sink, target, layout)
 }
 
+/// Fails a run that asks for --time-field or --priority-field where they
+/// mean nothing: without --db (nothing is stored), or with a keep policy
+/// other than `first` (whose stores do not carry them).
+pub(super) fn check_carry(args: &Args) -> Result<(), CliError> {
+    if !args.carry.any() {
+        return Ok(());
+    }
+    if args.db.is_none() {
+        return fail(
+            "--time-field and --priority-field give the records stored in --db their \
+             timestamp and priority; give --db FILE",
+        );
+    }
+    if args.keep != Keep::First {
+        return fail("--time-field and --priority-field work with --keep first only (the default)");
+    }
+    Ok(())
+}
+
 /// A chunk read and waiting for the index's decisions.
 struct Pending {
     input: usize,
@@ -110,10 +130,9 @@ enum Fate {
 }
 
 /// Decides what it can of a chunk's records without the index (bad
-/// records, repeated ids, empty texts, names stored before this run);
-/// returns the
-/// chunk with those fates and the (key, text) of the records left for the
-/// index.
+/// records, repeated ids, a bad --time-field or --priority-field, empty
+/// texts, names stored before this run); returns the chunk with those
+/// fates and the (key, document) of the records left for the index.
 fn triage(
     place: &Place<'_>,
     layout: Layout,
@@ -121,10 +140,10 @@ fn triage(
     seen: &mut HashSet<u64>,
     bar: &indicatif::ProgressBar,
     run: &Run<'_>,
-) -> Result<(Pending, Vec<(String, String)>), CliError> {
+) -> Result<(Pending, Vec<(String, Carried)>), CliError> {
     let mut read = 0;
     let mut fates: Vec<(usize, Fate)> = Vec::with_capacity(chunk.units.len());
-    let mut checks: Vec<(String, String)> = Vec::new();
+    let mut checks: Vec<(String, Carried)> = Vec::new();
     for (i, (line, parsed)) in chunk.units.iter_mut().enumerate() {
         let good = match parsed {
             Parsed::Blank => continue,
@@ -146,6 +165,13 @@ fn triage(
             fates.push((i, Fate::Bad(reason)));
             continue;
         }
+        let (at, priority) = match crate::records::read_extras(&run.fields.extra, &good.extra) {
+            Ok(carried) => carried,
+            Err(reason) => {
+                fates.push((i, Fate::Bad(reason)));
+                continue;
+            }
+        };
         // An empty text has no near-duplicates: kept, never stored.
         if good.text.trim().is_empty() {
             fates.push((i, Fate::Keep));
@@ -160,7 +186,8 @@ fn triage(
             continue;
         }
         fates.push((i, Fate::Check));
-        checks.push((key, std::mem::take(&mut good.text)));
+        let doc = DocumentBuf::Text(std::mem::take(&mut good.text));
+        checks.push((key, Carried { doc, at, priority }));
     }
     let keys = checks.iter().map(|(key, _)| key.clone()).collect();
     let pending = Pending {

@@ -101,6 +101,10 @@ pub struct Args {
     /// Keep the kept records' texts in a database created by this run (--db).
     #[arg(long)]
     store_text: bool,
+    /// (With --db and --keep first.) What the stored records carry:
+    /// --time-field, --priority-field.
+    #[command(flatten)]
+    carry: crate::args::CarryArgs,
     /// LSH bands of the database this run creates (with --rows; otherwise
     /// tuned from the threshold). More bands of fewer rows find more
     /// near-duplicates and take longer; precision stays 1 (every drop is
@@ -179,6 +183,7 @@ impl Place<'_> {
 pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     let start = Instant::now();
     let format = check_inputs(args)?;
+    first::check_carry(args)?;
     check_paths(args);
 
     // The database: given (created when missing) or temporary.
@@ -284,6 +289,7 @@ fn fields(args: &Args) -> Fields {
         },
         flags: Some(("--text-field", "--id-field")),
         shingles: false,
+        extra: args.carry.extras(),
     }
 }
 
@@ -350,6 +356,7 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
     match &args.db {
         Some(path) if path.exists() => {
             let db = open_waiting(path, &args.wait, ctx)?;
+            args.carry.check(&db, path)?;
             if args.window.is_some() && !db.has_time_index() {
                 return fail(format!(
                     "{} keeps no time index, which --window needs; add it with `lshdb rebuild \
@@ -375,8 +382,12 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
             Ok((db, None))
         }
         Some(path) => {
-            let config = config().store_text(args.store_text);
-            let db = Database::create(path, config.timestamps(args.window.is_some()))?;
+            let mut config = config().store_text(args.store_text);
+            if args.carry.priority_field.is_some() {
+                config = config.cluster_representative(lshdb::Representative::Priority);
+            }
+            let times = args.window.is_some() || args.carry.time_field.is_some();
+            let db = Database::create(path, config.timestamps(times))?;
             ctx.opened(path);
             ctx.interrupt().writing();
             Ok((db, None))

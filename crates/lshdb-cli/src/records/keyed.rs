@@ -5,7 +5,7 @@
 //! reason. The first chunk is read when the input is opened, so that a
 //! wrong field name fails before anything is loaded, as in `dedup`.
 
-use super::{Fields, Good, Parsed, Source};
+use super::{read_extras, Fields, Good, Parsed, Source};
 use crate::input::{InputError, Record};
 use crate::interrupt::Interrupt;
 use crate::CliError;
@@ -50,8 +50,9 @@ impl Keyed {
         }
     }
 
-    /// A good record with its key and a document to index: a record
-    /// without the key, or whose text is blank, is bad.
+    /// A good record with its key, a document to index and what it
+    /// carries (`Fields::extra`): a record without the key, whose text is
+    /// blank, or whose timestamp or priority is missing or bad, is bad.
     fn keyed(&self, line: u64, good: Good) -> Result<Record, InputError> {
         let bad = |reason: String| Err(InputError::Bad { line, reason });
         let Some(key) = good.id else {
@@ -67,7 +68,17 @@ impl Keyed {
             }
             None => DocumentBuf::Text(good.text),
         };
-        Ok(Record { line, key, doc })
+        let (at, priority) = match read_extras(&self.fields.extra, &good.extra) {
+            Ok(carried) => carried,
+            Err(reason) => return bad(reason),
+        };
+        Ok(Record {
+            line,
+            key,
+            doc,
+            at,
+            priority,
+        })
     }
 }
 

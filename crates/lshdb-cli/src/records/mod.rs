@@ -16,12 +16,14 @@ use arrow_array::RecordBatch;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
+mod carried;
 mod keyed;
 mod parquet;
 mod sink;
 mod survey;
 mod text;
 
+pub use carried::{read_extras, Carried, Extra, ExtraKind};
 pub use keyed::Keyed;
 use parquet::ParquetSource;
 pub use sink::Sink;
@@ -66,6 +68,8 @@ pub struct Fields {
     /// Whether a JSON record without the text field may hold a `shingles`
     /// array of u32 hashes instead (what `export` writes without text).
     pub shingles: bool,
+    /// Fields read besides (`--time-field`, `--priority-field`).
+    pub extra: Vec<Extra>,
 }
 
 impl Fields {
@@ -102,6 +106,9 @@ pub struct Good {
     pub shingles: Option<Vec<u32>>,
     /// The `--keep max:F|min:F` field's value, when present and numeric.
     pub score: Option<f64>,
+    /// The values of [`Fields::extra`], in order: `None` when missing or
+    /// null.
+    pub extra: Vec<Option<serde_json::Value>>,
 }
 
 /// A chunk of consecutive records of one input, in their original form.
@@ -280,6 +287,7 @@ impl Source {
             score: None,
             flags: None,
             shingles: false,
+            extra: Vec::new(),
         };
         let path = path.to_str().expect("a UTF-8 path");
         Source::open(path, format, &fields, &Interrupt::default()).expect("open")

@@ -72,7 +72,11 @@ impl ParquetSource {
             (fields.id.as_ref(), fields.id_flag()),
             (fields.score.as_ref(), " (--keep)".to_owned()),
         ];
-        for (name, flag) in wanted {
+        let extra = fields
+            .extra
+            .iter()
+            .map(|e| (Some(&e.name), format!(" ({})", e.flag)));
+        for (name, flag) in wanted.into_iter().chain(extra) {
             if let Some(name) = name.filter(|name| column(&empty, name).is_none()) {
                 return fail(format!(
                     "{path} has no column `{name}`{flag}; its columns: {}",
@@ -100,6 +104,12 @@ impl ParquetSource {
         let text = column(&batch, &self.fields.text);
         let id = self.fields.id.as_deref().and_then(|f| column(&batch, f));
         let score = self.fields.score.as_deref().and_then(|f| column(&batch, f));
+        let extra: Vec<Option<ArrayRef>> = self
+            .fields
+            .extra
+            .iter()
+            .map(|e| column(&batch, &e.name))
+            .collect();
         let mut units = Vec::new();
         let mut bytes = 0;
         let mut row = start;
@@ -117,6 +127,11 @@ impl ParquetSource {
                         text: t.unwrap_or_default().to_owned(),
                         shingles: None,
                         score: score.as_ref().and_then(|a| number_at(a, row)),
+                        extra: extra
+                            .iter()
+                            .map(|a| a.as_ref().map(|a| cell_json(a, row)))
+                            .map(|v| v.filter(|v| !v.is_null()))
+                            .collect(),
                     })
                 }
                 Some(Err(())) | None => {

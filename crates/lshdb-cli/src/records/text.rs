@@ -4,7 +4,7 @@
 //! parser consumed).
 
 use super::survey::{check_survey, Survey};
-use super::{Chunk, Fields, Good, Parsed, Raw, CHUNK_BYTES};
+use super::{Chunk, Extra, Fields, Good, Parsed, Raw, CHUNK_BYTES};
 use crate::support::jsonl::{parse_object, scalar_text, too_long, Line, Lines, MAX_LINE};
 use crate::{fail, CliError};
 use lshdb::MAX_DOCUMENT_BYTES;
@@ -121,6 +121,15 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
             serde_json::Value::String(s) => s.trim().parse().ok(),
             _ => None,
         });
+    let extra = fields
+        .extra
+        .iter()
+        .map(|e| {
+            json_field(&value, &e.name)
+                .filter(|v| !v.is_null())
+                .cloned()
+        })
+        .collect();
     let body = match json_field_mut(&mut value, &fields.text).map(serde_json::Value::take) {
         Some(serde_json::Value::String(s)) => s,
         _ => String::new(),
@@ -133,6 +142,7 @@ fn parse_json(line: &[u8], fields: &Fields, survey: Option<&mut Survey>) -> Pars
         text: body,
         shingles,
         score,
+        extra,
     })
 }
 
@@ -186,6 +196,36 @@ impl Tee {
     }
 }
 
+/// The first columns of a CSV header, for messages.
+fn column_list(header: &csv::ByteRecord) -> String {
+    let names: Vec<String> = header
+        .iter()
+        .take(50)
+        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
+        .collect();
+    names.join(", ")
+}
+
+/// The columns of [`Fields::extra`] in a CSV header; a missing one is an
+/// error naming its flag.
+fn extra_columns(
+    header: &csv::ByteRecord,
+    fields: &Fields,
+    path: &str,
+) -> Result<Vec<usize>, CliError> {
+    let mut out = Vec::with_capacity(fields.extra.len());
+    for Extra { name, flag, .. } in &fields.extra {
+        let Some(at) = header.iter().position(|h| h == name.as_bytes()) else {
+            return fail(format!(
+                "the CSV header of {path} has no column `{name}` ({flag}); its columns: {}",
+                column_list(header)
+            ));
+        };
+        out.push(at);
+    }
+    Ok(out)
+}
+
 pub struct CsvSource {
     reader: csv::Reader<Tee>,
     pub(super) header: csv::ByteRecord,
@@ -193,6 +233,8 @@ pub struct CsvSource {
     text: usize,
     id: Option<usize>,
     score: Option<usize>,
+    /// The columns of [`Fields::extra`].
+    extra: Vec<usize>,
     record: csv::ByteRecord,
     chunk: usize,
     /// Whether the last cut ended with `\r`.
@@ -226,14 +268,7 @@ impl CsvSource {
         let header_raw = reader.get_mut().cut(0, end);
         let after_cr = header_raw.last() == Some(&b'\r');
         let column = |name: &str| header.iter().position(|h| h == name.as_bytes());
-        let columns = || {
-            let names: Vec<String> = header
-                .iter()
-                .take(50)
-                .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
-                .collect();
-            names.join(", ")
-        };
+        let columns = || column_list(&header);
         let Some(text) = column(&fields.text) else {
             return fail(format!(
                 "the CSV header of {path} has no column `{}`{}; its columns: {}",
@@ -260,6 +295,7 @@ impl CsvSource {
             })?),
             None => None,
         };
+        let extra = extra_columns(&header, fields, path)?;
         Ok(Self {
             reader,
             header,
@@ -267,6 +303,7 @@ impl CsvSource {
             text,
             id,
             score,
+            extra,
             record: csv::ByteRecord::new(),
             chunk,
             after_cr,
@@ -351,11 +388,22 @@ impl CsvSource {
             .score
             .and_then(|i| std::str::from_utf8(&record[i]).ok())
             .and_then(|s| s.trim().parse().ok());
+        let extra = self
+            .extra
+            .iter()
+            .map(|&i| match &record[i] {
+                b"" => None,
+                cell => Some(serde_json::Value::String(
+                    String::from_utf8_lossy(cell).into_owned(),
+                )),
+            })
+            .collect();
         Parsed::Good(Good {
             id,
             text: text.to_owned(),
             shingles: None,
             score,
+            extra,
         })
     }
 }
@@ -371,6 +419,7 @@ mod tests {
             score: score.map(str::to_owned),
             flags: None,
             shingles: false,
+            extra: Vec::new(),
         }
     }
 

@@ -6,10 +6,11 @@
 
 use crate::input::{InputError, Record};
 use crate::output::{line, progress, short, similarity};
+use crate::records::Carried;
 use crate::support::context::Context;
 use crate::{fail, CliError, CmdResult, Outcome};
 use indicatif::ProgressBar;
-use lshdb::{AsDocument, BulkOptions, BulkReport, Database, DocumentBuf, Unique};
+use lshdb::{AsDocument, BulkOptions, BulkReport, Database, Unique};
 use std::cell::RefCell;
 
 /// How many records with the same error are described before the rest are
@@ -88,16 +89,23 @@ fn reason_kind(line: u64, reason: &str) -> &str {
     }
 }
 
-/// Turns an input stream into (key, document) pairs for a bulk load,
+/// Turns an input stream into (key, document) pairs for a bulk load, each
+/// document with the timestamp and priority its record carried,
 /// recording bad records in `skips` (stopping at the first with `strict`).
 pub fn good_records<'a>(
     input: impl Iterator<Item = Result<Record, InputError>> + 'a,
     skips: &'a RefCell<Skips>,
     strict: bool,
-) -> impl Iterator<Item = (String, DocumentBuf)> + 'a {
+) -> impl Iterator<Item = (String, Carried)> + 'a {
     input
         .map_while(move |item| match item {
-            Ok(record) => Some(Some((record.key, record.doc))),
+            Ok(Record {
+                key,
+                doc,
+                at,
+                priority,
+                ..
+            }) => Some(Some((key, Carried { doc, at, priority }))),
             Err(InputError::Io(err)) => {
                 let mut skips = skips.borrow_mut();
                 let input = if skips.input.is_empty() {
@@ -359,7 +367,7 @@ impl Loader<'_> {
     /// committing every `batch` documents; Ctrl-C is noticed between chunks.
     pub fn unique(
         self,
-        records: impl Iterator<Item = (String, DocumentBuf)>,
+        records: impl Iterator<Item = (String, Carried)>,
         threshold: f64,
     ) -> Result<Summary, CliError> {
         let interrupt = self.ctx.interrupt();
@@ -385,7 +393,7 @@ impl Loader<'_> {
                 while left > 0 && !done && !interrupt.interrupted() {
                     // Prepared in parallel, checked in order (one call per chunk).
                     let want = left.min(UNIQUE_CHUNK);
-                    let chunk: Vec<(String, DocumentBuf)> = records.by_ref().take(want).collect();
+                    let chunk: Vec<(String, Carried)> = records.by_ref().take(want).collect();
                     done = chunk.len() < want;
                     left -= chunk.len();
                     let results = txn.insert_unique_many(&chunk, threshold)?;

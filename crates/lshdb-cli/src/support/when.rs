@@ -65,6 +65,12 @@ pub fn parse_when(s: &str) -> Result<When, String> {
     })
 }
 
+/// A timestamp: seconds since the Unix epoch (`1767225600`) or an RFC 3339
+/// time (`2026-01-01T00:00:00Z`); `None` for anything else.
+pub fn parse_timestamp(s: &str) -> Option<u64> {
+    s.parse::<u64>().ok().or_else(|| parse_rfc3339(s))
+}
+
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` → seconds since the Unix epoch
 /// (fractions dropped); `None` for anything else or a time before 1970.
 fn parse_rfc3339(s: &str) -> Option<u64> {

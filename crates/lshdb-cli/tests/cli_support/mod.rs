@@ -318,3 +318,65 @@ impl Cli {
         Run::from_output(args, child.wait_with_output().expect("wait"))
     }
 }
+
+/// The example of a documentation page's section: the section headed
+/// `heading` (any level) of `docs/NAME` holds a line naming an input file
+/// (`` `stories.jsonl`: ``) followed by a ```json block, its contents, and
+/// a ```sh block of `lshdb` commands (words split on white space, `#`
+/// starting a comment). Returns (file name, contents, commands).
+pub fn doc_example(doc: &str, heading: &str) -> (String, String, Vec<Vec<String>>) {
+    let path = format!("{}/../../docs/{doc}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("the docs page");
+    let start = text
+        .lines()
+        .position(|l| l.trim_start_matches('#').trim() == heading && l.starts_with('#'))
+        .unwrap_or_else(|| panic!("docs/{doc} has no section `{heading}`"));
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(start + 1)
+        .take_while(|l| !l.starts_with('#'))
+        .collect();
+    let block = |fence: &str| -> (usize, String) {
+        let at = lines
+            .iter()
+            .position(|l| *l == fence)
+            .unwrap_or_else(|| panic!("docs/{doc} `{heading}` has no {fence} block"));
+        let body: Vec<&str> = lines[at + 1..]
+            .iter()
+            .take_while(|l| **l != "```")
+            .copied()
+            .collect();
+        (at, body.join("\n") + "\n")
+    };
+    let (json_at, contents) = block("```json");
+    let name = lines[..json_at]
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix('`')?.strip_suffix("`:"))
+        .unwrap_or_else(|| panic!("docs/{doc} `{heading}` names no input file"))
+        .to_owned();
+    let (_, script) = block("```sh");
+    let commands = script
+        .lines()
+        .map(|l| {
+            let words = l.split_whitespace().take_while(|w| !w.starts_with('#'));
+            words.map(str::to_owned).collect::<Vec<_>>()
+        })
+        .filter(|words| !words.is_empty())
+        .inspect(|words| assert_eq!(words[0], "lshdb", "docs/{doc} `{heading}`: {words:?}"))
+        .collect();
+    (name, contents, commands)
+}
+
+impl Cli {
+    /// Runs the example of [`doc_example`]: writes its input, runs each
+    /// command (which must succeed).
+    pub fn run_doc_example(&self, doc: &str, heading: &str) {
+        let (name, contents, commands) = doc_example(doc, heading);
+        self.write(&name, contents);
+        for command in commands {
+            let args: Vec<&str> = command[1..].iter().map(String::as_str).collect();
+            self.run(&args).ok();
+        }
+    }
+}
