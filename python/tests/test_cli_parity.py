@@ -25,6 +25,7 @@ CLI = "cli: "
 JSON = CLI + "output format; Python returns values"
 RECORDS = CLI + "record and file formats of the input; Python takes texts, keys and columns"
 OUTPUT = CLI + "output files; Python returns the values to write where one likes"
+DEFAULT_PRIORITY = CLI + "a record without the field; Python gives each document's priority (None: 0)"
 
 #: Each command: the Python calls that do its job.
 COMMANDS: Dict[str, List[str]] = {
@@ -68,6 +69,9 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--text-field": RECORDS,
         "--id-field": RECORDS,
         "--window": "Database.expire(older_than=)",
+        "--time-field": "Database.insert(timestamp=)",
+        "--priority-field": "Database.insert_unique(priority=)",
+        "--default-priority": DEFAULT_PRIORITY,
         "--json": JSON,
     },
     "create": {
@@ -94,6 +98,9 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--batch": "Database.insert_many(batch=)",
         "--unique": "Database.insert_unique_many(threshold=)",
         "--strict": CLI + "Python reports rejected documents in the result instead",
+        "--time-field": "Database.insert(timestamp=)",
+        "--priority-field": "Database.insert_many(priorities=)",
+        "--default-priority": DEFAULT_PRIORITY,
         "--json": JSON,
     },
     "query": {
@@ -149,6 +156,9 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--in": RECORDS,
         "--batch": "Database.insert_many(batch=)",
         "--unchecked-shingles": "Database.insert_many(shingles=)",
+        "--time-field": "Database.insert(timestamp=)",
+        "--priority-field": "Database.insert_many(priorities=)",
+        "--default-priority": DEFAULT_PRIORITY,
         "--json": JSON,
     },
     "tune": {

@@ -302,10 +302,16 @@ mod tests {
         };
         let start = Instant::now();
         merger.give_turn();
-        assert!(start.elapsed() >= Duration::from_millis(200), "waited for the turn");
+        assert!(
+            start.elapsed() >= Duration::from_millis(200),
+            "waited for the turn"
+        );
         assert_eq!(*shared.turns.lock(), 1);
         let start = Instant::now();
         merger.give_turn();
-        assert!(start.elapsed() < Duration::from_millis(200), "no turn wanted: no wait");
+        assert!(
+            start.elapsed() < Duration::from_millis(200),
+            "no turn wanted: no wait"
+        );
     }
 }
