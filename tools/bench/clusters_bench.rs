@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example clusters_bench -- [--docs 100000] [--singles 200]
-//!     [--corpus FILE.jsonl] [--dir /tmp] [--threshold 0.8] [--repeat 3]
+//!     [--corpus FILE.jsonl] [--dir /tmp] [--threshold 0.8] [--repeat 3] [--keep]
 //! ```
 //!
 //! For each mode (without clusters, then with), it bulk loads `--docs`
@@ -72,6 +72,8 @@ struct Options {
     dir: String,
     threshold: f64,
     repeat: usize,
+    /// Keep the two files (`--keep`), e.g. to time `lshdb clusters` on them.
+    keep: bool,
 }
 
 fn options() -> Result<Options, Error> {
@@ -88,6 +90,7 @@ fn options() -> Result<Options, Error> {
         dir: flag("--dir").unwrap_or_else(|| std::env::temp_dir().display().to_string()),
         threshold: flag("--threshold").map_or(Ok(0.8), |v| v.parse())?,
         repeat: flag("--repeat").map_or(Ok(3), |v| v.parse())?,
+        keep: args.iter().any(|a| a == "--keep"),
     })
 }
 
@@ -228,7 +231,9 @@ fn main() -> Result<(), Error> {
     for mode in modes {
         let path = mode.path.clone();
         drop(mode);
-        std::fs::remove_file(&path)?;
+        if !options.keep {
+            std::fs::remove_file(&path)?;
+        }
     }
     Ok(())
 }
