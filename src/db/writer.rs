@@ -57,6 +57,11 @@ impl<'t, 'p> Writer<'t, 'p> {
         })
     }
 
+    /// The write tables, for what a load keeps between transactions.
+    pub fn tables_mut(&mut self) -> &mut WriteTables<'t> {
+        &mut self.tables
+    }
+
     /// Stores `doc`, replacing the document under the same key. Returns
     /// true when it replaced one.
     ///
@@ -401,12 +406,20 @@ impl<'t, 'p> Writer<'t, 'p> {
     }
 
     /// Writes the id counter; call before committing.
-    pub fn finish(mut self) -> Result<()> {
+    pub fn finish(self) -> Result<()> {
+        self.finish_runs().map(|_| ())
+    }
+
+    /// [`Writer::finish`], returning the highest run id issued or listed
+    /// ([`WriteTables::run_ids_issued`]), for a load that keeps a cache of
+    /// run filters from one transaction to the next.
+    pub fn finish_runs(mut self) -> Result<u32> {
         self.tables.flush_fresh()?;
         if let Some(clusters) = self.clusters.take() {
             meta::write_u64(&mut self.meta, NEXT_CLUSTER, clusters.finish())?;
         }
-        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)
+        meta::write_u64(&mut self.meta, meta_keys::NEXT_ID, self.next_id)?;
+        Ok(self.tables.run_ids_issued())
     }
 }
 

@@ -372,6 +372,21 @@ pub struct Encoded<'a> {
 }
 
 impl<'t> WriteTables<'t> {
+    /// A load's cache of whole run filters, and the highest run id it has
+    /// issued ([`RunWriter::share_filters`]).
+    pub fn share_run_filters(
+        &mut self,
+        cache: &crate::store::runs::RowCache,
+        issued: u32,
+    ) -> Result<()> {
+        self.runs.share_filters(cache, issued)
+    }
+
+    /// The highest run id issued or listed ([`RunWriter::issued`]).
+    pub fn run_ids_issued(&self) -> u32 {
+        self.runs.issued()
+    }
+
     /// Opens (creating when absent) every table in a write transaction.
     pub fn open(txn: &'t WriteTransaction) -> Result<Self> {
         Ok(Tables {

@@ -193,6 +193,17 @@ impl RowCache {
         }
     }
 
+    /// A cache of whole run filters only, of at most `bytes` bytes: for a
+    /// load's write transactions, whose own probes read rows through a
+    /// cache of the transaction (rows and lists a transaction reads may be
+    /// of a run it writes, which an abort would take back).
+    pub fn whole_filters_only(bytes: usize) -> Self {
+        Self {
+            limit: (bytes.saturating_mul(2) / ROW_BYTES).max(1),
+            ..Self::default()
+        }
+    }
+
     /// The posting lists kept, when this cache keeps them.
     pub fn lists(&self) -> Option<&ListCache> {
         self.lists.as_ref()
@@ -237,16 +248,21 @@ impl RowCache {
             let Some(run_lines) = super::lines_of(lines, run) else {
                 continue;
             };
-            if let Some((_, kept)) = whole.0.iter().find(|w| w.0 == run) {
-                out.push((run, Arc::clone(kept)));
-                continue;
+            if let Some(at) = whole.0.iter().position(|w| w.0 == run) {
+                let kept = &whole.0[at].1;
+                if kept.is_of(run_lines, postings) {
+                    out.push((run, Arc::clone(kept)));
+                    continue;
+                }
+                let gone = whole.0.swap_remove(at);
+                whole.1 = whole.1.saturating_sub(gone.1.bytes());
             }
             // About BITS_PER_POSTING bits per posting, and a row per band.
             let size = postings.saturating_mul(BITS_PER_POSTING) / 8;
             if whole.1 as u64 + size > budget as u64 {
                 continue;
             }
-            let read = Arc::new(WholeFilter::read(filters, run, run_lines)?);
+            let read = Arc::new(WholeFilter::read(filters, run, run_lines, postings)?);
             whole.1 += read.bytes();
             whole.0.push((run, Arc::clone(&read)));
             out.push((run, read));

@@ -5,6 +5,7 @@
 use super::block::{encode_block, slice};
 use super::filter::{self, FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
 use super::policy::{self, INLINE_MAX};
+use super::whole::WholeFilter;
 use super::{
     lines_of, read_list, Posting, RunTables, BLOCK_ENTRIES, DEAD_IDS, RUNS, RUN_BLOCKS,
     RUN_BUILDING, RUN_GARBAGE, RUN_MERGES, SLICE_POSTINGS,
@@ -12,6 +13,7 @@ use super::{
 use crate::{Error, Result};
 use redb::{ReadableTable, ReadableTableMetadata, Table};
 use std::collections::{BinaryHeap, HashSet};
+use std::sync::Arc;
 
 /// Merges sorted posting streams into one sorted stream (k-way).
 pub struct Merged<I> {
@@ -124,6 +126,13 @@ pub struct RunWriter<'t> {
     busy: Vec<u32>,
     /// The highest id of a run being built or being deleted: not reused.
     reserved: u32,
+    /// Whole filters of runs listed at open, from a load's cache
+    /// ([`RunWriter::share_filters`]), by run.
+    whole: Vec<(u32, Arc<WholeFilter>)>,
+    /// The highest run id issued by this transaction or, through
+    /// [`RunWriter::share_filters`], the load's earlier ones: never issued
+    /// again, so that a run id in the load's cache always names one run.
+    issued: u32,
 }
 
 impl<'t> RunTables for RunWriter<'t> {
@@ -140,6 +149,10 @@ impl<'t> RunTables for RunWriter<'t> {
     }
     fn row_cache(&self) -> Option<&filter::RowCache> {
         Some(&self.cache)
+    }
+    fn whole_filter(&self, run: u32) -> Option<&WholeFilter> {
+        let at = self.whole.binary_search_by_key(&run, |w| w.0).ok()?;
+        Some(&self.whole[at].1)
     }
     fn dead(&self) -> &impl ReadableTable<u64, ()> {
         &self.dead
@@ -173,11 +186,34 @@ impl<'t> RunWriter<'t> {
             cache: filter::RowCache::default(),
             busy,
             reserved,
+            whole: Vec::new(),
+            issued: 0,
         })
     }
 
-    fn next_run_id(&self) -> Result<u32> {
-        next_run_id(&self.list, self.reserved)
+    /// For a load of several transactions: probes the runs listed now
+    /// through their whole filters kept in `cache` (read now for those
+    /// not kept yet; see [`filter::RowCache::whole_filters`]), and issues
+    /// no run id at or below `issued` (what [`RunWriter::issued`] said in
+    /// the load's last transaction): the cache's ids stay unambiguous.
+    pub fn share_filters(&mut self, cache: &filter::RowCache, issued: u32) -> Result<()> {
+        self.issued = self.issued.max(issued);
+        cache.follow(&self.list);
+        self.whole = cache.whole_filters(&self.filters, &self.list, &self.lines)?;
+        Ok(())
+    }
+
+    /// The highest run id issued or listed so far (see
+    /// [`RunWriter::share_filters`]).
+    pub fn issued(&self) -> u32 {
+        let listed = self.list.iter().map(|r| r.0).max().unwrap_or(0);
+        self.issued.max(listed)
+    }
+
+    fn next_run_id(&mut self) -> Result<u32> {
+        let run = next_run_id(&self.list, self.reserved.max(self.issued))?;
+        self.issued = run;
+        Ok(run)
     }
 
     /// Writes sorted `postings` (about `per_band` in each band, which
@@ -204,6 +240,7 @@ impl<'t> RunWriter<'t> {
 
     /// Records new run `run` of `count` postings, and its filter.
     fn finish_run(&mut self, run: u32, count: u64, filter: FilterWriter) -> Result<()> {
+        self.whole.retain(|w| w.0 != run);
         self.runs.insert(run, count)?;
         self.list.push((run, count));
         let lines = filter.lines();
@@ -222,6 +259,7 @@ impl<'t> RunWriter<'t> {
         filter::remove(&mut self.filters, &mut self.sizes, run)?;
         self.list.retain(|r| r.0 != run);
         self.lines.retain(|r| r.0 != run);
+        self.whole.retain(|w| w.0 != run);
         self.cache.clear();
         Ok(())
     }
@@ -421,5 +459,40 @@ impl BlockWriter {
             blocks.insert((self.run, band, key, id), encode_block(chunk).as_slice())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::new_db;
+
+    /// A load's later transactions issue no run id at or below the highest
+    /// it issued before, even when the runs of those ids are gone: its
+    /// cache of whole filters names runs by id.
+    #[test]
+    fn a_load_never_issues_a_run_id_again() {
+        let (_dir, _path, db) = new_db("ids.lshdb");
+        let txn = db.begin_write().unwrap();
+        let cache = filter::RowCache::whole_filters_only(1 << 20);
+        let mut runs = RunWriter::open(&txn).unwrap();
+        runs.share_filters(&cache, 41).unwrap();
+        assert_eq!(runs.issued(), 41);
+        assert_eq!(runs.next_run_id().unwrap(), 42);
+        assert_eq!(
+            runs.next_run_id().unwrap(),
+            43,
+            "issued, even if never listed"
+        );
+        assert_eq!(runs.issued(), 43);
+    }
+
+    /// Without a floor, ids follow the listed runs (none here).
+    #[test]
+    fn without_a_floor_ids_follow_the_listed_runs() {
+        let (_dir, _path, db) = new_db("ids.lshdb");
+        let txn = db.begin_write().unwrap();
+        let mut runs = RunWriter::open(&txn).unwrap();
+        assert_eq!(runs.next_run_id().unwrap(), 1);
     }
 }

@@ -18,6 +18,9 @@ use redb::ReadableTable;
 pub struct WholeFilter {
     /// Lines per band.
     lines: u64,
+    /// The run's postings when it was read: with `lines`, what a cache
+    /// checks before it answers for a run id again.
+    postings: u64,
     /// (band, its rows' bits end to end), by band: rows not stored are
     /// zeros, as they have no bit set, and bands with no row are left out.
     /// Bands are not dense (keys have a band of their own, far above).
@@ -25,11 +28,13 @@ pub struct WholeFilter {
 }
 
 impl WholeFilter {
-    /// Reads run `run`'s filter, of `lines` lines per band.
+    /// Reads run `run`'s filter, of `lines` lines per band, the run
+    /// listed with `postings` postings.
     pub fn read(
         filters: &impl ReadableTable<(u32, u32, u32), &'static [u8]>,
         run: u32,
         lines: u64,
+        postings: u64,
     ) -> Result<Self> {
         let band_bytes = usize::try_from(lines.div_ceil(ROW_LINES))
             .ok()
@@ -60,7 +65,18 @@ impl WholeFilter {
                 bits[start..start + ROW_BYTES].copy_from_slice(payload);
             }
         }
-        Ok(Self { lines, bands })
+        Ok(Self {
+            lines,
+            postings,
+            bands,
+        })
+    }
+
+    /// Whether it was read for a run of `lines` lines per band and
+    /// `postings` postings: a run id issued again (a run emptied by a
+    /// merge, its id reused) names another run, which is read anew.
+    pub fn is_of(&self, lines: u64, postings: u64) -> bool {
+        (self.lines, self.postings) == (lines, postings)
     }
 
     /// Whether the run may post under (`band`, `key`), as
@@ -136,5 +152,52 @@ mod tests {
         runs.share_rows(Arc::new(RowCache::with_bytes(1024)))
             .unwrap();
         assert!(runs.whole_filter(runs.list()[0].0).is_none());
+    }
+}
+
+#[cfg(test)]
+mod reuse_tests {
+    use super::super::RowCache;
+    use crate::testing::new_db;
+    use crate::BulkOptions;
+
+    /// A run id listed again with other postings (a run emptied by a
+    /// merge, its id issued again) is read anew, not answered from the
+    /// filter kept under that id.
+    #[test]
+    fn a_kept_filter_answers_only_for_the_run_it_was_read_for() {
+        let (_dir, _path, db) = new_db("r.lshdb");
+        let docs: Vec<(String, String)> = (0..400)
+            .map(|i| (format!("k{i}"), format!("text number {i} of the test")))
+            .collect();
+        db.insert_bulk(
+            docs.iter().map(|(k, t)| (k.as_str(), t.as_str())),
+            &BulkOptions::default(),
+            |_| true,
+        )
+        .unwrap();
+        let txn = db.store().begin_read().unwrap();
+        let runs = super::super::ReadRuns::open(&txn).unwrap().unwrap();
+        let filters = super::super::RunTables::filters(&runs).unwrap();
+        let list = super::super::RunTables::list(&runs).to_vec();
+        let run = list[0].0;
+        let lines = super::super::RunTables::filter_lines(&runs, run).unwrap();
+        let cache = RowCache::with_bytes(64 << 20);
+        let first = cache
+            .whole_filters(filters, &list, &[(run, lines)])
+            .unwrap();
+        let again = cache
+            .whole_filters(filters, &list, &[(run, lines)])
+            .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first[0].1, &again[0].1), "kept");
+        let other = [(run, list[0].1 + 1)];
+        let reread = cache
+            .whole_filters(filters, &other, &[(run, lines)])
+            .unwrap();
+        assert!(
+            !std::sync::Arc::ptr_eq(&first[0].1, &reread[0].1),
+            "read anew"
+        );
+        assert!(reread[0].1.is_of(lines, list[0].1 + 1));
     }
 }
