@@ -230,8 +230,13 @@ class Database:
         threshold: float,
         priority: Optional[int] = None,
     ) -> Optional[Tuple[str, float]]: ...
-    def insert_prioritised_columns(
-        self, keys: _TextBatch, texts: _TextBatch, priorities: List[int], batch: Optional[int] = None
+    def insert_carried_columns(
+        self,
+        keys: _TextBatch,
+        texts: _TextBatch,
+        priorities: Optional[List[int]] = None,
+        timestamps: Optional[List[int]] = None,
+        batch: Optional[int] = None,
     ) -> Dict[str, Any]: ...
     def stats(self, *, deep: bool = False) -> Dict[str, Any]: ...
     def check(self, *, pages: bool = False) -> Dict[str, Any]: ...

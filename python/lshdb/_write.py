@@ -147,6 +147,7 @@ class Writes(Handle):
         items: Any = None,
         shingles: Any = None,
         priorities: Any = None,
+        timestamps: Any = None,
         batch: Optional[int] = None,
     ) -> Dict[str, Any]:
         """Bulk load: many documents, one commit per ``batch`` documents
@@ -167,7 +168,11 @@ class Writes(Handle):
         ``priorities=``, with ``keys=`` and ``texts=``, is an equally long
         column of ints (a list or an integer array), each document's
         priority as :meth:`insert` takes it (files created with
-        ``clusters="priority"`` only).
+        ``clusters="priority"`` only). ``timestamps=``, with ``keys=`` and
+        ``texts=``, is an equally long column of times (``datetime`` or
+        seconds since the Unix epoch), each document's stamp in the time
+        index as :meth:`insert` takes it (:class:`IndexDisabled` on a file
+        without the time index).
 
         Returns ``{"inserted", "replaced", "rejected", "commits"}``;
         ``rejected`` lists ``(key, reason)`` for documents that could not be
@@ -175,13 +180,14 @@ class Writes(Handle):
         error raises; documents of earlier commits stay stored.
         """
         _c.count("insert_many", "batch", batch, True)
-        if priorities is not None:
+        if priorities is not None or timestamps is not None:
             if docs is not None or keys is None or texts is None or items is not None or shingles is not None:
-                raise InvalidInput("insert_many: priorities= goes with keys= and texts=")
-            report = self._db.insert_prioritised_columns(
+                raise InvalidInput("insert_many: priorities= and timestamps= go with keys= and texts=")
+            report = self._db.insert_carried_columns(
                 _keys.column(self, keys, _c.what("insert_many", "keys")),
                 _texts(texts, _c.what("insert_many", "texts")),
-                _priorities(priorities, _c.what("insert_many", "priorities")),
+                None if priorities is None else _priorities(priorities, _c.what("insert_many", "priorities")),
+                None if timestamps is None else _timestamps(timestamps),
                 batch,
             )
         elif docs is not None:
@@ -229,6 +235,14 @@ class Writes(Handle):
         commits every operation at once (one fsync) when the block ends, and
         writes nothing if the block raises. See :class:`Batch`."""
         return Batch(cast("Database", self))
+
+
+def _timestamps(values: Any) -> List[int]:
+    """A column of times (``datetime`` or seconds since the Unix epoch) as
+    whole seconds."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InvalidType(f"insert_many(): argument `timestamps`: expected a list of times, got {type(values).__name__}")
+    return [epoch_seconds("insert_many", f"timestamps[{i}]", value) for i, value in enumerate(values)]
 
 
 def _priorities(values: Any, what: str) -> List[int]:

@@ -96,3 +96,28 @@ def test_bad_times_are_refused(path: Path) -> None:
     # Before 1970: nothing is older.
     assert db.expire(-5)["removed"] == 0
     db.close()
+
+
+def test_insert_many_stamps_each_document_with_its_column(path: Path) -> None:
+    db = lshdb.Database.create(path, threshold=0.8, timestamps=True)
+    keys = ["a", "b", "c"]
+    texts = ["storm closes the coast road", "the market opens late today", "a new bridge over the river"]
+    when = [100, dt.datetime(2001, 1, 1, tzinfo=dt.timezone.utc), 300.9]
+    report = db.insert_many(keys=keys, texts=texts, timestamps=when)
+    assert report["inserted"] == 3
+    assert [db.timestamp(k) for k in keys] == [100, 978307200, 300]
+    assert db.expire(200)["removed"] == 1
+    assert sorted(db.keys()) == ["b", "c"]
+    with pytest.raises(lshdb.InvalidInput, match="3 keys and 2 timestamps"):
+        db.insert_many(keys=keys, texts=texts, timestamps=[1, 2])
+    with pytest.raises(lshdb.InvalidInput, match="go with keys= and texts="):
+        db.insert_many({"d": "text"}, timestamps=[1])
+    with pytest.raises(lshdb.InvalidType):
+        db.insert_many(keys=["d"], texts=["a text"], timestamps=["yesterday"])
+
+
+def test_insert_many_timestamps_need_the_index(tmp_path: Path) -> None:
+    db = lshdb.Database.create(tmp_path / "plain.lshdb", threshold=0.8)
+    with pytest.raises(lshdb.IndexDisabled, match="rebuild"):
+        db.insert_many(keys=["a"], texts=["storm closes the coast road"], timestamps=[1])
+    assert len(db) == 0

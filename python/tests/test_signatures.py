@@ -66,7 +66,7 @@ INTERNAL: Dict[str, Set[str]] = {
         "insert_at",
         "insert_document",
         "insert_unique_document",
-        "insert_prioritised_columns",
+        "insert_carried_columns",
     },
     "Sketcher": {"jaccard_texts"},
 }

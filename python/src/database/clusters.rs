@@ -1,7 +1,7 @@
 //! Maintained clusters: `cluster_of`, `cluster`, `members` and
 //! `clusters` (streamed), `insert_clustered`, and the writes of documents
 //! with a priority (and a timestamp): `insert_document`,
-//! `insert_unique_document`, `insert_prioritised_columns`.
+//! `insert_unique_document`, `insert_carried_columns`.
 
 use super::Database;
 use crate::convert::{bulk_options, report_dict};
@@ -150,33 +150,44 @@ impl Database {
         })
     }
 
-    /// Bulk load of equally long columns of keys, texts and priorities.
-    #[pyo3(signature = (keys, texts, priorities, batch = None))]
-    fn insert_prioritised_columns<'py>(
+    /// Bulk load of equally long columns of keys and texts, with a column
+    /// of priorities and/or one of timestamps (seconds since the Unix
+    /// epoch).
+    #[pyo3(signature = (keys, texts, priorities = None, timestamps = None, batch = None))]
+    fn insert_carried_columns<'py>(
         &self,
         py: Python<'py>,
         keys: TextBatch,
         texts: TextBatch,
-        priorities: Vec<i64>,
+        priorities: Option<Vec<i64>>,
+        timestamps: Option<Vec<u64>>,
         batch: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let report = self.read(py, |db| {
             let (keys, texts) = (keys.strs()?, texts.strs()?);
-            if keys.len() != texts.len() || keys.len() != priorities.len() {
-                return Err(Fail::Input(format!(
-                    "insert_many: {} keys, {} texts and {} priorities",
-                    keys.len(),
-                    texts.len(),
-                    priorities.len()
-                )));
-            }
-            if db.settings().clusters != Some(lshdb::Representative::Priority) {
+            let column = |name: &str, len: Option<usize>| match len {
+                Some(len) if len != keys.len() => Err(Fail::Input(format!(
+                    "insert_many: {} keys and {len} {name}",
+                    keys.len()
+                ))),
+                _ => Ok(()),
+            };
+            column("texts", Some(texts.len()))?;
+            column("priorities", priorities.as_ref().map(Vec::len))?;
+            column("timestamps", timestamps.as_ref().map(Vec::len))?;
+            if priorities.is_some()
+                && db.settings().clusters != Some(lshdb::Representative::Priority)
+            {
                 return Err(Fail::Input(NOT_PRIORITY.to_owned()));
             }
-            let docs = texts
-                .into_iter()
-                .zip(priorities)
-                .map(|(text, p)| lshdb::Prioritised::new(text, p));
+            if timestamps.is_some() && !db.has_time_index() {
+                return Err(lshdb::Error::NoTimeIndex.into());
+            }
+            let docs = texts.into_iter().enumerate().map(|(i, text)| Carried {
+                doc: Document::Text(text),
+                at: timestamps.as_ref().map(|t| t[i]),
+                priority: priorities.as_ref().map(|p| p[i]),
+            });
             Ok(db.insert_bulk(keys.into_iter().zip(docs), &bulk_options(batch), |_| true)?)
         })?;
         report_dict(py, &report)
