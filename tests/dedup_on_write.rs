@@ -291,13 +291,22 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
         }
         let mut pipelined = Vec::new();
         let options = lshdb::BulkOptions::default().batch(batch);
-        let chunks = docs.chunks(chunk).map(|part| part.to_vec());
+        // Now and then an empty chunk, as a stream gives when its input
+        // waits: decided at once, as nothing.
+        let chunks = docs.chunks(chunk).enumerate().flat_map(|(i, part)| {
+            let empty = (i % 3 == 1).then(Vec::new);
+            std::iter::once(part.to_vec()).chain(empty)
+        });
+        let empties = docs.chunks(chunk).enumerate().filter(|(i, _)| i % 3 == 1);
+        let mut empty_outcomes = 0;
         let report = bulk
             .insert_unique_bulk(chunks, 0.7, &options, |decided| {
+                empty_outcomes += usize::from(decided.is_empty());
                 pipelined.extend(decided.into_iter().map(outcome));
                 true
             })
             .unwrap();
+        assert_eq!(empty_outcomes, empties.count());
         assert_eq!(by_chunk, pipelined, "chunks of {chunk}, batch {batch}");
         assert_eq!(singly, pipelined, "chunks of {chunk}, batch {batch}");
         let inserted = pipelined.iter().filter(|s| *s == "inserted").count();

@@ -88,7 +88,11 @@ impl Database {
     /// what was decided. A chunk with a key that is stored, accepted
     /// earlier, or repeated in it goes the one-by-one way. With
     /// [`BulkOptions::scratch`] (a database thrown away after the load) the
-    /// accepted documents are written only when memory needs it.
+    /// accepted documents are written only when memory needs it. A chunk
+    /// is decided once the next one is taken from `chunks` (it is prepared
+    /// beside it): a stream that waits for its input can give an empty
+    /// chunk, decided at once as nothing, to have what came before it
+    /// decided first.
     ///
     /// ```
     /// use lshdb::{BulkOptions, Config, Database, Unique};

@@ -418,7 +418,12 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
         extra: args.carry.extras(),
     };
     let after = u64::from(header.is_some());
-    let source = Source::lines(input, after, &fields, path);
+    // Records from a pipe are handled one at a time, as they come.
+    let backlog = match path {
+        "-" => crate::input::Backlog::one_at_a_time(),
+        _ => crate::input::Backlog::default(),
+    };
+    let source = Source::lines(input, after, &fields, path, backlog);
     let reader = Keyed::new(source, &fields, ctx.interrupt())?;
     // A refused shingle set ends the input there, as a fatal record.
     let fatal = RefCell::new(None);

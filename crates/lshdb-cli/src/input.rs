@@ -7,6 +7,8 @@ use lshdb::{DocumentBuf, MAX_DOCUMENT_BYTES};
 use std::io::{BufRead, Read};
 #[cfg(test)]
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// One good input record.
 pub struct Record {
@@ -47,11 +49,15 @@ pub struct InterruptibleStdin {
     ended: bool,
     /// The run's Ctrl-C state.
     interrupt: Interrupt,
+    /// Bytes read from standard input and not yet consumed.
+    unread: Arc<AtomicUsize>,
 }
 
 impl InterruptibleStdin {
     pub fn new(interrupt: Interrupt) -> Self {
         let (sender, blocks) = std::sync::mpsc::sync_channel(16);
+        let unread = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&unread);
         std::thread::spawn(move || {
             let mut stdin = std::io::stdin().lock();
             loop {
@@ -59,6 +65,7 @@ impl InterruptibleStdin {
                 match stdin.read(&mut block) {
                     Ok(n) => {
                         block.truncate(n);
+                        counted.fetch_add(n, Ordering::AcqRel);
                         if sender.send(Ok(block)).is_err() || n == 0 {
                             break;
                         }
@@ -77,15 +84,22 @@ impl InterruptibleStdin {
             at: 0,
             ended: false,
             interrupt,
+            unread,
         }
+    }
+
+    /// What tells whether this input has bytes that reading would return
+    /// without waiting.
+    pub fn backlog(&self) -> Backlog {
+        Backlog::counting(Arc::clone(&self.unread))
     }
 }
 
-impl Read for InterruptibleStdin {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+impl BufRead for InterruptibleStdin {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.at == self.block.len() {
             if self.ended {
-                return Ok(0);
+                return Ok(&[]);
             }
             if self.interrupt.interrupted() {
                 return Err(std::io::Error::other("interrupted"));
@@ -104,10 +118,53 @@ impl Read for InterruptibleStdin {
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => self.ended = true,
             }
         }
-        let n = out.len().min(self.block.len() - self.at);
-        out[..n].copy_from_slice(&self.block[self.at..self.at + n]);
-        self.at += n;
+        Ok(&self.block[self.at..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        let amt = amt.min(self.block.len() - self.at);
+        self.at += amt;
+        self.unread.fetch_sub(amt, Ordering::AcqRel);
+    }
+}
+
+impl Read for InterruptibleStdin {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let block = self.fill_buf()?;
+        let n = out.len().min(block.len());
+        out[..n].copy_from_slice(&block[..n]);
+        self.consume(n);
         Ok(n)
+    }
+}
+
+/// Whether an input has more bytes ready, so that a reader of records in
+/// chunks ends a chunk of a pipe where reading would wait for its writer:
+/// records are then handled as soon as they come, and a pipe that keeps up
+/// still gives whole chunks. Always true for a file (the default).
+#[derive(Clone, Debug, Default)]
+pub struct Backlog(Option<Arc<AtomicUsize>>);
+
+impl Backlog {
+    /// Ready while `unread`, the bytes an input's reader has received and
+    /// not yet handed out, is above zero.
+    pub fn counting(unread: Arc<AtomicUsize>) -> Self {
+        Backlog(Some(unread))
+    }
+
+    /// Never ready: chunks of one record, for a pipe read without
+    /// [`InterruptibleStdin`].
+    pub fn one_at_a_time() -> Self {
+        Backlog(Some(Arc::new(AtomicUsize::new(0))))
+    }
+
+    /// Whether more bytes are ready (for a compressed pipe: more
+    /// compressed bytes; decompressed bytes still buffered are not seen,
+    /// and end a chunk early).
+    pub fn ready(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|unread| unread.load(Ordering::Acquire) > 0)
     }
 }
 

@@ -101,18 +101,29 @@ impl<'a> Chunks<'a> {
     }
 }
 
+/// What the reader thread has for `body`.
+pub(super) enum Ahead<T> {
+    /// A chunk, or the error that ends the input.
+    Read(Result<T, CliError>),
+    /// Nothing is ready yet (the input waits for its writer): `body` can
+    /// finish what it holds before it waits. Comes at most once between
+    /// two chunks.
+    Idle,
+}
+
 /// Runs `body` with the chunks of every input, read and parsed on a thread
 /// of their own, up to two chunks ahead of `body`, and passed on that
 /// thread through `map` (with the index of their input and the layout the
-/// output is written with, the first input's). Returns what `body` returns
-/// and that layout (`None` when no input was opened).
+/// output is written with, the first input's); [`Ahead::Idle`] says when
+/// the next chunk is not ready. Returns what `body` returns and that
+/// layout (`None` when no input was opened).
 pub(super) fn read_ahead<T: Send, R>(
     inputs: &[String],
     format: Format,
     fields: &Fields,
     interrupt: &Interrupt,
     mut map: impl FnMut(usize, Layout, Chunk) -> Result<T, CliError> + Send,
-    body: impl FnOnce(&mut dyn Iterator<Item = Result<T, CliError>>) -> R,
+    body: impl FnOnce(&mut dyn Iterator<Item = Ahead<T>>) -> R,
 ) -> Result<(R, Option<Layout>), CliError> {
     let mut chunks = Chunks::new(inputs, format, fields, interrupt);
     std::thread::scope(|scope| {
@@ -137,7 +148,23 @@ pub(super) fn read_ahead<T: Send, R>(
             }
             chunks.layout
         });
-        let result = body(&mut receive.iter().map_while(|read| read));
+        // No idle mark before the first chunk, nor twice in a row.
+        let mut idle = true;
+        let mut ahead = std::iter::from_fn(|| {
+            use std::sync::mpsc::TryRecvError;
+            let read = match receive.try_recv() {
+                Ok(read) => read,
+                Err(TryRecvError::Empty) if !idle => {
+                    idle = true;
+                    return Some(Ahead::Idle);
+                }
+                Err(TryRecvError::Empty) => receive.recv().ok()?,
+                Err(TryRecvError::Disconnected) => return None,
+            };
+            idle = false;
+            read.map(Ahead::Read)
+        });
+        let result = body(&mut ahead);
         drop(receive);
         let layout = reader
             .join()
@@ -162,7 +189,10 @@ pub(super) fn for_each_chunk(
         run.interrupt,
         read,
         |chunks| {
-            for read in chunks {
+            for ahead in chunks {
+                let Ahead::Read(read) = ahead else {
+                    continue;
+                };
                 let (i, layout, chunk) = read?;
                 each(i, &layout, chunk)?;
             }

@@ -24,8 +24,10 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let Outputs { side, counts, bar } = out;
     // What went wrong reading or writing, which ends the load.
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
-    // Chunks read and not yet decided, in order.
-    let pending: RefCell<VecDeque<Pending>> = RefCell::new(VecDeque::new());
+    // Chunks read and not yet decided, in order (`None`: an empty chunk,
+    // given to the index while the input waits, so that it decides what
+    // it holds before the next chunk comes).
+    let pending: RefCell<VecDeque<Option<Pending>>> = RefCell::new(VecDeque::new());
     // Keys of this run, for repeated ids: a 64-bit hash each, so that
     // memory stays small at tens of millions of records. Two ids of one
     // hash (about 1 in 3·10⁵ runs of 10 M records) make the second a
@@ -53,11 +55,15 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
                 return None;
             }
             match triaged {
-                Ok((chunk, checks)) => {
-                    pending.borrow_mut().push_back(chunk);
+                Ahead::Idle => {
+                    pending.borrow_mut().push_back(None);
+                    Some(Vec::new())
+                }
+                Ahead::Read(Ok((chunk, checks))) => {
+                    pending.borrow_mut().push_back(Some(chunk));
                     Some(checks)
                 }
-                Err(err) => {
+                Ahead::Read(Err(err)) => {
                     *failure.borrow_mut() = Some(err);
                     None
                 }
@@ -66,6 +72,9 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
         db.insert_unique_bulk(read, threshold, &options, |decided| {
             let Some(chunk) = pending.borrow_mut().pop_front() else {
                 return false;
+            };
+            let Some(chunk) = chunk else {
+                return !interrupt.interrupted();
             };
             let outputs = (&mut sink, &mut target, &mut *side);
             let written = write_decided((&args.inputs, db), chunk, decided, outputs, counts);

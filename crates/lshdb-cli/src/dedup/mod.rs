@@ -33,7 +33,7 @@ mod outputs;
 mod report;
 mod resume;
 
-use chunks::{for_each_chunk, read_ahead};
+use chunks::{for_each_chunk, read_ahead, Ahead};
 use outputs::{check_paths, finish_side, Drop, Side, Target, Written};
 use report::{interrupted_message, summary, written};
 

@@ -9,6 +9,7 @@
 //! input; the readers live in `text` (JSON Lines, CSV) and `parquet`, the
 //! keyed view in `keyed`, the writer in `sink`.
 
+use crate::input::Backlog;
 use crate::interrupt::Interrupt;
 use crate::support::jsonl::Lines;
 use crate::CliError;
@@ -190,36 +191,47 @@ impl Source {
         interrupt: &Interrupt,
     ) -> Result<Self, CliError> {
         let name = Path::new(path);
-        let open = || {
+        let mut backlog = Backlog::default();
+        let mut open = || {
             let input = match path {
                 // Read on a thread of its own, so that Ctrl-C is
                 // noticed while a pipe delivers nothing.
-                "-" => crate::input::decoded(std::io::BufReader::new(
-                    crate::input::InterruptibleStdin::new(interrupt.clone()),
-                )),
+                "-" => {
+                    let stdin = crate::input::InterruptibleStdin::new(interrupt.clone());
+                    backlog = stdin.backlog();
+                    crate::input::decoded(stdin)
+                }
                 _ => crate::input::open_input(path),
             };
             input.map_err(crate::io_context("cannot open input", name))
         };
         Ok(match format {
-            Format::Jsonl => Source::lines(open()?, 0, fields, path),
-            Format::Csv => Source::Csv(Box::new(CsvSource::new(
-                open()?,
-                fields,
-                path,
-                chunk_for(path),
-            )?)),
+            Format::Jsonl => {
+                let input = open()?;
+                Source::lines(input, 0, fields, path, backlog)
+            }
+            Format::Csv => {
+                let input = open()?;
+                Source::Csv(Box::new(CsvSource::new(input, fields, path, backlog)?))
+            }
             Format::Parquet => Source::Parquet(ParquetSource::new(path, fields)?),
         })
     }
 
     /// JSON Lines from an input already open (`path` names it), numbered
-    /// as if `after` lines came before it (`import`, after its header).
-    pub fn lines(input: Box<dyn BufRead + Send>, after: u64, fields: &Fields, path: &str) -> Self {
+    /// as if `after` lines came before it (`import`, after its header); a
+    /// chunk ends where `backlog` has no more bytes ready.
+    pub fn lines(
+        input: Box<dyn BufRead + Send>,
+        after: u64,
+        fields: &Fields,
+        path: &str,
+        backlog: Backlog,
+    ) -> Self {
         Source::Lines(LineSource {
             lines: Lines::new(input, after),
             fields: fields.clone(),
-            chunk: chunk_for(path),
+            backlog,
             path: path.to_owned(),
             surveyed: false,
         })
@@ -266,31 +278,25 @@ impl Layout {
     }
 }
 
-/// Records per chunk from `path`: one at a time from standard input, so
-/// that each record is handled as soon as it arrives (a pipe may deliver
-/// slowly), else [`CHUNK`].
-fn chunk_for(path: &str) -> usize {
-    if path == "-" {
-        1
-    } else {
-        CHUNK
-    }
-}
-
 #[cfg(test)]
 impl Source {
     /// `path` opened as `format`, with only a `text` field: for tests.
     pub(crate) fn open_text(path: &Path, format: Format) -> Self {
-        let fields = Fields {
+        let path = path.to_str().expect("a UTF-8 path");
+        let fields = Self::open_text_fields();
+        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+    }
+
+    /// Fields of records with only a `text`: for tests.
+    pub(crate) fn open_text_fields() -> Fields {
+        Fields {
             text: "text".into(),
             id: None,
             score: None,
             flags: None,
             shingles: false,
             extra: Vec::new(),
-        };
-        let path = path.to_str().expect("a UTF-8 path");
-        Source::open(path, format, &fields, &Interrupt::default()).expect("open")
+        }
     }
 }
 
@@ -348,5 +354,67 @@ mod tests {
             records += chunk.units.len();
         }
         assert_eq!(records, 40);
+    }
+
+    /// An input that gives its bytes in blocks of 64, counting them down in
+    /// `unread` as they are consumed, and then fails as a pipe would wait:
+    /// a reader that reads past what is ready fails.
+    struct Pipe {
+        bytes: Vec<u8>,
+        at: usize,
+        unread: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl BufRead for Pipe {
+        fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+            if self.at == self.bytes.len() {
+                return Err(std::io::Error::other("read past what was ready"));
+            }
+            let end = self.bytes.len().min(self.at + 64);
+            Ok(&self.bytes[self.at..end])
+        }
+
+        fn consume(&mut self, amt: usize) {
+            self.at += amt;
+            self.unread
+                .fetch_sub(amt, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+
+    impl Read for Pipe {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.fill_buf()?.read(out)?;
+            self.consume(n);
+            Ok(n)
+        }
+    }
+
+    /// Chunks from a pipe: every record that is ready, without waiting for
+    /// more (a chunk of one record each only when nothing more is ready).
+    #[test]
+    fn a_pipe_gives_chunks_of_what_is_ready() {
+        let lines: String = (0..300)
+            .map(|i| format!("{}\n", serde_json::json!({ "text": format!("record {i}") })))
+            .collect();
+        let unread = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(lines.len()));
+        let input = Box::new(Pipe {
+            bytes: lines.into_bytes(),
+            at: 0,
+            unread: std::sync::Arc::clone(&unread),
+        });
+        let fields = Source::open_text_fields();
+        let backlog = Backlog::counting(unread);
+        let mut source = Source::lines(input, 0, &fields, "-", backlog);
+        let chunk = source.next_chunk().expect("no read past the ready bytes");
+        assert_eq!(chunk.map(|c| c.units.len()), Some(300));
+        // Never ready: one record per chunk, the first read at once.
+        let input = Box::new(std::io::Cursor::new(
+            b"{\"text\": \"a\"}\n{\"text\": \"b\"}\n".to_vec(),
+        ));
+        let mut source = Source::lines(input, 0, &fields, "-", Backlog::one_at_a_time());
+        let sizes: Vec<usize> = std::iter::from_fn(|| source.next_chunk().unwrap())
+            .map(|c| c.units.len())
+            .collect();
+        assert_eq!(sizes, [1, 1]);
     }
 }

@@ -4,7 +4,8 @@
 //! parser consumed).
 
 use super::survey::{check_survey, Survey};
-use super::{Chunk, Extra, Fields, Good, Parsed, Raw, CHUNK_BYTES};
+use super::{Chunk, Extra, Fields, Good, Parsed, Raw, CHUNK, CHUNK_BYTES};
+use crate::input::Backlog;
 use crate::support::jsonl::{parse_object, scalar_text, too_long, Line, Lines, MAX_LINE};
 use crate::{fail, CliError};
 use lshdb::MAX_DOCUMENT_BYTES;
@@ -16,7 +17,8 @@ pub struct LineSource {
     /// copied out at its size.
     pub(super) lines: Lines<Box<dyn BufRead + Send>>,
     pub(super) fields: Fields,
-    pub(super) chunk: usize,
+    /// Whether the input has more ready: a chunk ends where it has not.
+    pub(super) backlog: Backlog,
     /// The input's name, for messages.
     pub(super) path: String,
     /// Whether a JSON object was read (and its fields checked).
@@ -30,7 +32,10 @@ impl LineSource {
         let mut bytes = 0;
         // The first chunk is surveyed: a field no record has is an error.
         let mut survey = (!self.surveyed).then(Survey::default);
-        while units.len() < self.chunk && bytes < CHUNK_BYTES {
+        while units.len() < CHUNK
+            && bytes < CHUNK_BYTES
+            && (units.is_empty() || self.backlog.ready())
+        {
             let parsed = match self.lines.read() {
                 Ok(Line::End) => break,
                 Ok(Line::Read) => parse_json(&self.lines.buf, &self.fields, survey.as_mut()),
@@ -236,7 +241,8 @@ pub struct CsvSource {
     /// The columns of [`Fields::extra`].
     extra: Vec<usize>,
     record: csv::ByteRecord,
-    chunk: usize,
+    /// Whether the input has more ready: a chunk ends where it has not.
+    backlog: Backlog,
     /// Whether the last cut ended with `\r`.
     after_cr: bool,
 }
@@ -246,7 +252,7 @@ impl CsvSource {
         input: Box<dyn BufRead + Send>,
         fields: &Fields,
         path: &str,
-        chunk: usize,
+        backlog: Backlog,
     ) -> Result<Self, CliError> {
         let tee = Tee {
             inner: input,
@@ -305,7 +311,7 @@ impl CsvSource {
             score,
             extra,
             record: csv::ByteRecord::new(),
-            chunk,
+            backlog,
             after_cr,
         })
     }
@@ -314,7 +320,10 @@ impl CsvSource {
         let mut units = Vec::new();
         let mut raw: Vec<Vec<u8>> = Vec::new();
         let mut bytes = 0;
-        while units.len() < self.chunk && bytes < CHUNK_BYTES {
+        while units.len() < CHUNK
+            && bytes < CHUNK_BYTES
+            && (units.is_empty() || self.backlog.ready())
+        {
             bytes += raw.last().map_or(0, Vec::len);
             let start = self.reader.position().byte();
             match self.reader.read_byte_record(&mut self.record) {
