@@ -290,7 +290,15 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
             txn.commit().unwrap();
         }
         let mut pipelined = Vec::new();
-        let options = lshdb::BulkOptions::default().batch(batch);
+        // One load with a look-up cache too small for any run filter:
+        // every probe reads rows, with the same decisions.
+        let look_up = match chunk {
+            1 => 1024,
+            _ => lshdb::DEFAULT_LOOK_UP_BYTES,
+        };
+        let options = lshdb::BulkOptions::default()
+            .batch(batch)
+            .look_up_bytes(look_up);
         // Now and then an empty chunk, as a stream gives when its input
         // waits: decided at once, as nothing.
         let chunks = docs.chunks(chunk).enumerate().flat_map(|(i, part)| {

@@ -101,6 +101,9 @@ pub const DEFAULT_MAX_CHUNK_BYTES: usize = 64 << 20;
 /// The default [`BulkOptions::max_held_bytes`]: 256 MiB.
 pub const DEFAULT_MAX_HELD_BYTES: usize = 256 << 20;
 
+/// Default [`BulkOptions::look_up_bytes`]: 96 MiB.
+pub const DEFAULT_LOOK_UP_BYTES: usize = 96 << 20;
+
 /// How a bulk load runs.
 ///
 /// ```
@@ -130,6 +133,12 @@ pub struct BulkOptions {
     /// memory stays bounded whatever the load's size. Default
     /// [`DEFAULT_MAX_HELD_BYTES`].
     pub max_held_bytes: usize,
+    /// For [`Database::insert_unique_bulk`]: the memory, in bytes, of the
+    /// look-ups' cache of what they read from the file's runs: whole run
+    /// filters and filter rows (three quarters; a look-up probes every
+    /// run's filter in every band its keys may share) and posting lists.
+    /// Default [`DEFAULT_LOOK_UP_BYTES`].
+    pub look_up_bytes: usize,
 }
 
 impl Default for BulkOptions {
@@ -139,6 +148,7 @@ impl Default for BulkOptions {
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
             scratch: false,
             max_held_bytes: DEFAULT_MAX_HELD_BYTES,
+            look_up_bytes: DEFAULT_LOOK_UP_BYTES,
         }
     }
 }
@@ -165,6 +175,12 @@ impl BulkOptions {
     /// Sets [`BulkOptions::max_held_bytes`].
     pub fn max_held_bytes(mut self, bytes: usize) -> Self {
         self.max_held_bytes = bytes;
+        self
+    }
+
+    /// Sets [`BulkOptions::look_up_bytes`].
+    pub fn look_up_bytes(mut self, bytes: usize) -> Self {
+        self.look_up_bytes = bytes;
         self
     }
 }

@@ -53,9 +53,6 @@ struct Snapshot {
     filter: Option<Arc<LoadFilter>>,
 }
 
-/// The bytes of run filter rows a load keeps for its look-ups.
-const ROW_CACHE_BYTES: usize = 64 << 20;
-
 /// A chunk prepared and looked up in a snapshot.
 struct Looked {
     /// The snapshot's `commits`.
@@ -139,7 +136,10 @@ impl Database {
             let snapshot = Snapshot {
                 commits: 0,
                 txn: txn_read,
-                rows: Arc::new(RowCache::with_bytes(ROW_CACHE_BYTES)),
+                rows: Arc::new(RowCache::with_parts(
+                    options.look_up_bytes / 4 * 3,
+                    options.look_up_bytes / 4,
+                )),
                 filter: empty.then(|| Arc::new(LoadFilter::new())),
             };
             let next_id = Writer::open(&txn, self.pipeline())?.take_ids(0);

@@ -164,8 +164,8 @@ pub(super) fn line_bits_have(bits: &[u8], band: u32, key: u64) -> bool {
 /// [`RowCache::MAX_ROWS`] rows unless sized otherwise; emptied whenever a
 /// run is removed (run ids may then be issued again). Shared by threads
 /// (a load's look-ups run on every core). A cache sized in bytes
-/// ([`RowCache::with_bytes`]) also keeps whole filters of runs
-/// ([`WholeFilter`]), in up to half its bytes.
+/// ([`RowCache::with_parts`]) also keeps whole filters of runs
+/// ([`WholeFilter`]), in up to seven eighths of its filter bytes.
 #[derive(Default)]
 pub struct RowCache {
     rows: Mutex<HashMap<(u32, u32, u32), Option<Row>>>,
@@ -175,6 +175,8 @@ pub struct RowCache {
     runs: Mutex<Vec<u32>>,
     /// Whole filters, by run, and the bytes they take.
     whole: Mutex<WholeFilters>,
+    /// The bytes whole filters may take; 0: half of `limit`'s.
+    whole_bytes: usize,
     /// Posting lists read from runs (only in a cache sized in bytes).
     lists: Option<ListCache>,
 }
@@ -183,12 +185,15 @@ impl RowCache {
     /// Rows kept at most by default (8 MiB of bits).
     pub const MAX_ROWS: usize = 16 * 1024;
 
-    /// A cache of at most `bytes` bytes of rows and whole filters, and
-    /// half as many of posting lists.
-    pub fn with_bytes(bytes: usize) -> Self {
+    /// A cache of at most `filter_bytes` bytes of rows and whole filters,
+    /// the whole filters taking up to seven eighths of them (a look-up
+    /// probes every run: whole filters answer without a lock), and
+    /// `list_bytes` of posting lists.
+    pub fn with_parts(filter_bytes: usize, list_bytes: usize) -> Self {
         Self {
-            limit: (bytes / ROW_BYTES).max(1),
-            lists: Some(ListCache::with_bytes(bytes / 2)),
+            limit: (filter_bytes / ROW_BYTES).max(1),
+            whole_bytes: (filter_bytes / 8 * 7).max(1),
+            lists: Some(ListCache::with_bytes(list_bytes)),
             ..Self::default()
         }
     }
@@ -229,8 +234,8 @@ impl RowCache {
 
     /// The whole filters of the runs of `list` ((run, postings)) that have
     /// a filter (`lines`: (run, lines per band), by run), by run, read now
-    /// for those not kept yet, as long as they fit in half the cache's
-    /// bytes; runs left out are probed row by row. None kept in a cache
+    /// for those not kept yet, as long as they fit in their share of the
+    /// cache's bytes; runs left out are probed row by row. None kept in a cache
     /// not sized in bytes.
     pub fn whole_filters(
         &self,
@@ -241,7 +246,10 @@ impl RowCache {
         if self.limit == 0 {
             return Ok(Vec::new());
         }
-        let budget = self.limit * ROW_BYTES / 2;
+        let budget = match self.whole_bytes {
+            0 => self.limit * ROW_BYTES / 2,
+            bytes => bytes,
+        };
         let mut whole = self.whole.lock();
         let mut out = Vec::new();
         for &(run, postings) in list {

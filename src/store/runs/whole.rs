@@ -127,7 +127,7 @@ mod tests {
         let txn = db.store().begin_read().unwrap();
         let mut runs = ReadRuns::open(&txn).unwrap().unwrap();
         assert!(runs.list().len() > 1, "several runs: {:?}", runs.list());
-        runs.share_rows(Arc::new(RowCache::with_bytes(64 << 20)))
+        runs.share_rows(Arc::new(RowCache::with_parts(64 << 20, 32 << 20)))
             .unwrap();
         let filters = runs.filters().unwrap();
         let mut met = 0;
@@ -149,7 +149,7 @@ mod tests {
         assert!(met > 0);
         // A cache too small for them keeps none: the rows answer.
         let mut runs = ReadRuns::open(&txn).unwrap().unwrap();
-        runs.share_rows(Arc::new(RowCache::with_bytes(1024)))
+        runs.share_rows(Arc::new(RowCache::with_parts(1024, 512)))
             .unwrap();
         assert!(runs.whole_filter(runs.list()[0].0).is_none());
     }
@@ -182,7 +182,7 @@ mod reuse_tests {
         let list = super::super::RunTables::list(&runs).to_vec();
         let run = list[0].0;
         let lines = super::super::RunTables::filter_lines(&runs, run).unwrap();
-        let cache = RowCache::with_bytes(64 << 20);
+        let cache = RowCache::with_parts(64 << 20, 32 << 20);
         let first = cache
             .whole_filters(filters, &list, &[(run, lines)])
             .unwrap();

@@ -39,7 +39,8 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let options = BulkOptions::default()
         .batch(args.batch)
         .scratch(args.db.is_none())
-        .max_held_bytes(args.memory / 2);
+        .max_held_bytes(args.memory / 4)
+        .look_up_bytes(args.memory / 4);
     // On the reader's thread: what each chunk's records come to without
     // the index.
     let triage = |input, layout, chunk| {

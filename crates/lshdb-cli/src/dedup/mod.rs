@@ -86,9 +86,12 @@ pub struct Args {
     /// Records per commit to the database.
     #[arg(long, default_value_t = lshdb::DEFAULT_BATCH, value_name = "N")]
     batch: usize,
-    /// About the most memory the run takes (K, M or G): half of it holds
-    /// the kept records not yet written to the database, which are written
-    /// as they pass it. Besides, 16 bytes per record for repeated ids.
+    /// About the most memory the run takes (K, M or G): a quarter of it
+    /// holds the kept records not yet written to the database, which are
+    /// written as they pass it, and a quarter caches the database's filters
+    /// and lists for the look-ups. Besides, 16 bytes per record for
+    /// repeated ids and 34 per kept record for the filter of what the run
+    /// wrote.
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,
     /// Sliding-window dedup (with --db): first remove the documents --db
