@@ -28,6 +28,13 @@ mod walk;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
+
+/// The binary's allocator: its loads make and free millions of small
+/// buffers, many on another thread than the one that made them, where
+/// glibc's malloc is slow and keeps freed memory. A unit struct: no state
+/// of lshdb's own.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 use support::context::Context;
 
