@@ -416,20 +416,24 @@ fn judge(
     Verdict::Verify
 }
 
-/// The similarity of a candidate held in memory (its set and signature)
-/// to the query, decided exactly as [`verify`] decides a stored one:
-/// `Some` when it is at `t` or above (pruned the same way, with `prune`).
+/// The similarity of a candidate held in memory (its set) to the query,
+/// decided exactly as [`verify`] decides a stored one of the current
+/// format: `Some` when it is at `t` or above; with `prune`, sizes that make
+/// `t` unreachable are pruned first. Signatures are not consulted: a stored
+/// record holds none, and a candidate must not be lost in memory (an
+/// estimate 4σ low) that would be found once written, so that a dedup's
+/// decisions do not depend on when its held documents are written.
 pub(crate) fn verify_in_memory(
     pipeline: &Pipeline,
     (set, signature): (&[u32], &[u32]),
-    (other_set, other_signature): (&[u32], &[u32]),
+    (other_set, _): (&[u32], &[u32]),
     t: f64,
     prune: bool,
 ) -> Option<f64> {
     let verdict = if prune {
         judge(
             other_set.len() as u32,
-            other_signature,
+            &[],
             signature,
             set.len(),
             t,
@@ -474,4 +478,25 @@ pub fn resolve(reader: &impl Reader, hits: Vec<(u64, f64)>) -> Result<Vec<Hit>> 
             similarity,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A held candidate is verified on its set alone: signatures that
+    /// disagree everywhere do not prune an identical set, and sizes out of
+    /// reach still do.
+    #[test]
+    fn held_candidates_are_verified_exactly_whatever_their_signatures() {
+        let settings = crate::config::Config::jaccard(0.8).resolve().unwrap();
+        let pipeline = Pipeline::new(&settings).unwrap();
+        let set: Vec<u32> = (0..200).collect();
+        let (ours, theirs) = (vec![1u32; 128], vec![2u32; 128]);
+        let found = verify_in_memory(&pipeline, (&set, &ours), (&set, &theirs), 0.8, true);
+        assert_eq!(found, Some(1.0));
+        let small: Vec<u32> = (0..100).collect();
+        let pruned = verify_in_memory(&pipeline, (&set, &ours), (&small, &ours), 0.8, true);
+        assert_eq!(pruned, None);
+    }
 }
