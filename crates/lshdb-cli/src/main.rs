@@ -28,6 +28,8 @@ mod walk;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
+use std::process::ExitCode;
+use support::context::Context;
 
 /// The binary's allocator: its loads make and free millions of small
 /// buffers, many on another thread than the one that made them, where
@@ -35,8 +37,6 @@ use std::path::Path;
 /// of lshdb's own.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use std::process::ExitCode;
-use support::context::Context;
 
 /// lshdb: a persistent, embedded near-duplicate (similarity) database.
 ///
