@@ -435,8 +435,9 @@ impl Database {
     /// for one: a load that reads its own runs calls this between two of
     /// its transactions, or the merger would not get the lock until the
     /// load ends.
-    pub(crate) fn give_merger_a_turn(&self) {
-        self.merger.give_turn();
+    /// Gives the merger write transactions for about `budget`.
+    pub(crate) fn give_merger_turns(&self, budget: std::time::Duration) {
+        self.merger.give_turns(budget);
     }
 
     pub(crate) fn store(&self) -> &Store {
