@@ -315,20 +315,19 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    /// A merger making a merge of many steps gets turn after turn for
-    /// the budget a load gives it, not one per commit.
-    #[test]
-    fn a_load_gives_turns_for_its_budget() {
+    /// A merger of `steps` turns of `each`, started: its first turn under
+    /// way.
+    fn merger_taking(steps: u32, each: Duration) -> (Merger, Arc<Shared>) {
         let shared = Arc::new(Shared::default());
         let theirs = Arc::clone(&shared);
         let (started, in_turn) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
-            for step in 0..40 {
+            for step in 0..steps {
                 theirs.turn(|| {
                     if step == 0 {
                         started.send(()).unwrap();
                     }
-                    std::thread::sleep(Duration::from_millis(20));
+                    std::thread::sleep(each);
                 });
             }
         });
@@ -340,6 +339,14 @@ mod tests {
             }),
             opened_in: std::process::id(),
         };
+        (merger, shared)
+    }
+
+    /// A merger making a merge of many steps gets turn after turn for
+    /// the budget a load gives it, not one per commit.
+    #[test]
+    fn a_load_gives_turns_for_its_budget() {
+        let (merger, shared) = merger_taking(40, Duration::from_millis(20));
         let start = Instant::now();
         merger.give_turns(Duration::from_millis(200));
         let (waited, turns) = (start.elapsed(), *shared.turns.lock());
@@ -351,23 +358,7 @@ mod tests {
     /// when the merger wants none.
     #[test]
     fn a_load_waits_for_the_turn_the_merger_asked_for() {
-        let shared = Arc::new(Shared::default());
-        let theirs = Arc::clone(&shared);
-        let (started, in_turn) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            theirs.turn(|| {
-                started.send(()).unwrap();
-                std::thread::sleep(Duration::from_millis(300));
-            });
-        });
-        in_turn.recv().unwrap();
-        let merger = Merger {
-            running: Some(Running {
-                shared: Arc::clone(&shared),
-                thread,
-            }),
-            opened_in: std::process::id(),
-        };
+        let (merger, shared) = merger_taking(1, Duration::from_millis(300));
         let start = Instant::now();
         merger.give_turns(Duration::ZERO);
         assert!(

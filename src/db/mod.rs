@@ -431,11 +431,10 @@ impl Database {
         self.merger.wait_idle()
     }
 
-    /// Lets the background merger have a write transaction if it waits
-    /// for one: a load that reads its own runs calls this between two of
-    /// its transactions, or the merger would not get the lock until the
-    /// load ends.
-    /// Gives the merger write transactions for about `budget`.
+    /// Lets the background merger have write transactions for about
+    /// `budget` if it waits for one: a load that reads its own runs calls
+    /// this between two of its transactions, or the merger would not get
+    /// the lock until the load ends.
     pub(crate) fn give_merger_turns(&self, budget: std::time::Duration) {
         self.merger.give_turns(budget);
     }

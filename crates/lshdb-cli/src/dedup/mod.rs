@@ -89,8 +89,8 @@ pub struct Args {
     /// About the most memory the run takes (K, M or G): a quarter of it
     /// holds the kept records not yet written to the database, which are
     /// written as they pass it, and a quarter caches the database's filters
-    /// and lists for the look-ups. Besides, 16 bytes per record for
-    /// repeated ids and 34 per kept record for the filter of what the run
+    /// and lists for the look-ups. Besides, 8.5 bytes per record for
+    /// repeated ids and 21 per kept record for the filter of what the run
     /// wrote.
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,

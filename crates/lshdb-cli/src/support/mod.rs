@@ -7,6 +7,7 @@
 
 pub mod context;
 pub mod groups;
+pub mod hashes;
 pub mod jsonl;
 pub mod load;
 pub mod outfile;
