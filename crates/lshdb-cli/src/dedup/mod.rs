@@ -89,9 +89,10 @@ pub struct Args {
     /// About the most memory the run takes (K, M or G): a quarter of it
     /// holds the kept records not yet written to the database, which are
     /// written as they pass it, and a quarter caches the database's filters
-    /// and lists for the look-ups. Besides, 8.5 bytes per record for
-    /// repeated ids and 21 per kept record for the filter of what the run
-    /// wrote.
+    /// and lists for the look-ups; without --db, a sixteenth is the
+    /// temporary database's page and record caches. Besides, 8.5 bytes per
+    /// record for repeated ids and 21 per kept record for the filter of
+    /// what the run wrote.
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,
     /// Sliding-window dedup (with --db): first remove the documents --db
@@ -399,7 +400,11 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
             let dir = tempfile::tempdir().map_err(|e| {
                 CliError::Message(format!("cannot create a temporary database: {e}"))
             })?;
-            let db = Database::create(dir.path().join("dedup.lshdb"), config())?;
+            // Its caches are part of --memory too: a thirty-second each.
+            let db = Database::builder()
+                .cache_bytes(args.memory / 32)
+                .record_cache_bytes(args.memory / 32)
+                .create(dir.path().join("dedup.lshdb"), config())?;
             ctx.interrupt().writing();
             Ok((db, Some(dir)))
         }
