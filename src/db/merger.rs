@@ -140,9 +140,9 @@ impl Merger {
     /// Lets the merger have write transactions, one after another, while
     /// it wants them and for about `budget` (at least one when it waits
     /// for one, at most [`TURN_WAIT`]): called by a load between its
-    /// commit and its next transaction. A load that writes a run per commit gives its merger
-    /// time in proportion to its own, or runs pile up faster than they
-    /// merge and every look-up probes them all.
+    /// commit and its next transaction. A load that writes a run per
+    /// commit gives its merger time in proportion to its own, or runs pile
+    /// up faster than they merge and every look-up probes them all.
     pub(crate) fn give_turns(&self, budget: Duration) {
         let Some(running) = &self.running else {
             return;
@@ -154,15 +154,18 @@ impl Merger {
         let begin = std::time::Instant::now();
         let deadline = begin + TURN_WAIT;
         let mut turns = shared.turns.lock();
+        let mut given = false;
         loop {
             if !shared.wants.load(Ordering::SeqCst) {
                 // Between two steps of a merge the merger asks again at
-                // once; a short wait tells that from an idle merger.
-                let asked = wait_briefly(|| shared.wants.load(Ordering::SeqCst), &mut turns);
-                if !asked {
+                // once; a short wait tells that from an idle merger. A
+                // merger that wanted nothing to begin with is idle.
+                let wants = || shared.wants.load(Ordering::SeqCst);
+                if !given || !wait_briefly(wants, &mut turns) {
                     return;
                 }
             }
+            given = true;
             let start = *turns;
             while *turns == start && shared.wants.load(Ordering::SeqCst) {
                 if shared.turned.wait_until(&mut turns, deadline).timed_out() {

@@ -175,7 +175,7 @@ pub struct RowCache {
     runs: Mutex<Vec<u32>>,
     /// Whole filters, by run, and the bytes they take.
     whole: Mutex<WholeFilters>,
-    /// The bytes whole filters may take; 0: half of `limit`'s.
+    /// The bytes whole filters may take.
     whole_bytes: usize,
     /// Posting lists read from runs (only in a cache sized in bytes).
     lists: Option<ListCache>,
@@ -205,6 +205,7 @@ impl RowCache {
     pub fn whole_filters_only(bytes: usize) -> Self {
         Self {
             limit: (bytes.saturating_mul(2) / ROW_BYTES).max(1),
+            whole_bytes: bytes,
             ..Self::default()
         }
     }
@@ -246,10 +247,7 @@ impl RowCache {
         if self.limit == 0 {
             return Ok(Vec::new());
         }
-        let budget = match self.whole_bytes {
-            0 => self.limit * ROW_BYTES / 2,
-            bytes => bytes,
-        };
+        let budget = self.whole_bytes;
         let mut whole = self.whole.lock();
         let mut out = Vec::new();
         for &(run, postings) in list {
