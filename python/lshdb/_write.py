@@ -95,6 +95,7 @@ class Writes(Handle):
         items: Any = None,
         threshold: Optional[float] = None,
         batch: Optional[int] = None,
+        memory: Optional[int] = None,
     ) -> UniqueResult:
         """Dedup on write of many documents at once, in order: each is
         stored unless a document stored before, or one accepted earlier in
@@ -103,7 +104,10 @@ class Writes(Handle):
         :meth:`insert_unique` one after another, at bulk-load speed: the
         next chunk is shingled and looked up on every core while this one
         is written, and a transaction commits every ``batch`` accepted
-        documents (default 32,768), not one per document.
+        documents (default 32,768), not one per document. ``memory`` (bytes)
+        bounds what the call holds: a quarter for accepted documents not
+        yet written, a quarter for the look-ups' caches, as ``lshdb dedup
+        --memory`` (default: 256 MiB and 96 MiB).
 
         ``keys`` is a column of keys (str, or int); ``texts=`` an equally
         long column of texts (as :meth:`insert_many` takes them), or
@@ -114,6 +118,7 @@ class Writes(Handle):
         """
         _c.real("insert_unique_many", "threshold", threshold, True)
         _c.count("insert_unique_many", "batch", batch, True)
+        _c.count("insert_unique_many", "memory", memory, True)
         if (texts is None) == (items is None):
             raise InvalidInput("insert_unique_many: give texts= or items=, not both")
         key_list = _keys.as_list(keys, _c.what("insert_unique_many", "keys"))
@@ -125,6 +130,7 @@ class Writes(Handle):
             items=None if items is None else _item_sets(items, _c.what("insert_unique_many", "items")),
             threshold=t,
             batch=batch,
+            memory=memory,
         )
         if len(raw) != len(key_list):
             raise InvalidInput(f"insert_unique_many: {len(key_list)} keys but {len(raw)} documents")

@@ -72,6 +72,7 @@ FLAGS: Dict[str, Dict[str, str]] = {
         "--time-field": "Database.insert(timestamp=)",
         "--priority-field": "Database.insert_unique(priority=)",
         "--default-priority": DEFAULT_PRIORITY,
+        "--memory": "Database.insert_unique_many(memory=)",
         "--json": JSON,
     },
     "create": {

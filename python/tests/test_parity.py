@@ -5,6 +5,7 @@ documents on the bulk path, item sets in bulk, and int keys that round-trip
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import List, Tuple, Union
 
@@ -114,6 +115,30 @@ def test_insert_unique_many_decides_as_insert_unique_one_by_one(path: Path, tmp_
         assert result.duplicates["g000-0"].key == "seed"
         assert 1 < result.commits < len(docs)  # batched, not one per document
         assert sorted(bulk.keys()) == sorted(one.keys())
+
+
+def test_insert_unique_many_decides_the_same_within_a_tiny_memory(path: Path, tmp_path: Path) -> None:
+    # Three chunks of 4,096 documents: later chunks are looked up in what
+    # earlier ones committed.
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(2000)]
+    texts = []
+    for g in range(3000):
+        base = " ".join(rng.choice(words) for _ in range(12))
+        texts += [base, base + " extra", f"{base} {words[g % 2000]} more"]
+    keys = [f"k{i}" for i in range(len(texts))]
+    with lshdb.Database.create(path, 0.5) as roomy, lshdb.Database.create(tmp_path / "tiny.lshdb", 0.5) as tiny:
+        wide = roomy.insert_unique_many(keys, texts, threshold=0.6)
+        # 4 KiB: a kilobyte for held documents (a commit after every
+        # chunk) and one for the look-up caches (every probe reads the file).
+        narrow = tiny.insert_unique_many(keys, texts, threshold=0.6, memory=4096)
+        assert len(wide.inserted) > 2000 and len(wide.duplicates) > 2000
+        assert narrow.commits >= 3 > wide.commits
+        assert narrow.inserted == wide.inserted
+        assert narrow.duplicates == wide.duplicates
+        for bad in (-1, 1.5, True, "1G"):
+            with pytest.raises(lshdb.InvalidInput, match="memory"):
+                tiny.insert_unique_many(["z"], ["some text here"], memory=bad)  # type: ignore[arg-type]
 
 
 def test_insert_unique_many_takes_item_sets_and_columns(db: lshdb.Database) -> None:

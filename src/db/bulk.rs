@@ -183,6 +183,22 @@ impl BulkOptions {
         self.look_up_bytes = bytes;
         self
     }
+
+    /// For [`Database::insert_unique_bulk`]: about `bytes` of memory in
+    /// all, of which a quarter holds accepted documents
+    /// ([`BulkOptions::max_held_bytes`]) and a quarter caches the look-ups
+    /// ([`BulkOptions::look_up_bytes`]); the other half is left to what
+    /// grows with the load (its filter of what it wrote, about 21 bytes a
+    /// document), the database's caches and the caller.
+    ///
+    /// ```
+    /// let options = lshdb::BulkOptions::default().memory(1 << 30);
+    /// assert_eq!(options.max_held_bytes, 1 << 28);
+    /// assert_eq!(options.look_up_bytes, 1 << 28);
+    /// ```
+    pub fn memory(self, bytes: usize) -> Self {
+        self.max_held_bytes(bytes / 4).look_up_bytes(bytes / 4)
+    }
 }
 
 /// The bytes a document counts for [`BulkOptions::max_chunk_bytes`].

@@ -7,7 +7,7 @@ use super::Database;
 use crate::convert::{bulk_options, report_dict};
 use crate::errors::Fail;
 use crate::texts::TextBatch;
-use lshdb::{AsDocument, Unique};
+use lshdb::{AsDocument, BulkOptions, Unique};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -83,7 +83,8 @@ impl Database {
     /// Dedup-on-write of many documents (texts or item sets), in order:
     /// each is compared with the stored documents and those accepted
     /// before it. Returns each document's outcome and the commits made.
-    #[pyo3(signature = (keys, texts = None, *, items = None, threshold, batch = None))]
+    #[pyo3(signature = (keys, texts = None, *, items = None, threshold, batch = None, memory = None))]
+    #[allow(clippy::too_many_arguments)]
     fn insert_unique_many(
         &self,
         py: Python<'_>,
@@ -92,20 +93,25 @@ impl Database {
         items: Option<Vec<Vec<Vec<u8>>>>,
         threshold: f64,
         batch: Option<usize>,
+        memory: Option<usize>,
     ) -> PyResult<(Vec<Outcome>, u64)> {
+        let mut options = bulk_options(batch);
+        if let Some(bytes) = memory {
+            options = options.memory(bytes);
+        }
         self.read(py, |db| {
             let keys = keys.strs()?;
             match (&texts, &items) {
                 (Some(texts), None) => {
                     let texts = texts.strs()?;
                     check_lengths("insert_unique_many", keys.len(), texts.len())?;
-                    unique_bulk(db, &keys, &texts, threshold, batch)
+                    unique_bulk(db, &keys, &texts, threshold, &options)
                 }
                 (None, Some(items)) => {
                     check_lengths("insert_unique_many", keys.len(), items.len())?;
                     let refs = item_refs(items);
                     let sets: Vec<&[&[u8]]> = refs.iter().map(Vec::as_slice).collect();
-                    unique_bulk(db, &keys, &sets, threshold, batch)
+                    unique_bulk(db, &keys, &sets, threshold, &options)
                 }
                 _ => Err(Fail::Input(
                     "insert_unique_many: give texts= or items=, not both".to_owned(),
@@ -121,14 +127,14 @@ fn unique_bulk<T: AsDocument + Copy + Send>(
     keys: &[&str],
     docs: &[T],
     threshold: f64,
-    batch: Option<usize>,
+    options: &BulkOptions,
 ) -> Result<(Vec<Outcome>, u64), Fail> {
     let chunks = keys
         .chunks(CHUNK)
         .zip(docs.chunks(CHUNK))
         .map(|(k, d)| k.iter().copied().zip(d.iter().copied()).collect::<Vec<_>>());
     let mut out = Vec::with_capacity(keys.len());
-    let report = db.insert_unique_bulk(chunks, threshold, &bulk_options(batch), |decided| {
+    let report = db.insert_unique_bulk(chunks, threshold, options, |decided| {
         out.extend(decided.into_iter().map(|outcome| match outcome {
             Ok(Unique::Inserted) => (0, String::new(), 0.0),
             Ok(Unique::Duplicate(hit)) => (1, hit.key, hit.similarity),

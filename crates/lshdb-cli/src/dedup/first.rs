@@ -30,8 +30,8 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     // it holds before the next chunk comes).
     let pending: RefCell<VecDeque<Option<Pending>>> = RefCell::new(VecDeque::new());
     // Keys of this run, for repeated ids: a 64-bit hash each, so that
-    // memory stays small at tens of millions of records (8.5 bytes each). Two ids of one
-    // hash (about 1 in 3·10⁵ runs of 10 M records) make the second a
+    // memory stays small at tens of millions of records (8.5 bytes each).
+    // Two ids of one hash (about 1 in 3·10⁵ runs of 10 M records) make the second a
     // rejected record, which fails the run without --rejected: never lost.
     let mut seen = Hashes::default();
     let mut sink: Option<Sink<Target>> = None;
@@ -40,8 +40,7 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let options = BulkOptions::default()
         .batch(args.batch)
         .scratch(args.db.is_none())
-        .max_held_bytes(args.memory / 4)
-        .look_up_bytes(args.memory / 4);
+        .memory(args.memory);
     // On the reader's thread: what each chunk's records come to without
     // the index.
     let triage = |input, layout, chunk| {
