@@ -1,11 +1,12 @@
 //! Concurrency: `Database` is `Send + Sync`; readers on several threads see
 //! only committed, whole batches while a writer commits (every answer comes
 //! from one snapshot); and a file open in one handle cannot be opened again,
-//! by this process or another one.
+//! by this process or another one. Writes of other threads between the
+//! transactions of a dedup-on-write load lose nothing.
 
 mod common;
 
-use lshdb::{Config, Database, Error};
+use lshdb::{BulkOptions, Config, Database, Error};
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -218,4 +219,71 @@ fn second_open_is_refused_while_the_first_is_open() {
     assert_eq!(open_in_child(&path), "opened 2");
     let db = Database::open(&path).unwrap();
     assert_eq!(db.len().unwrap(), 2);
+}
+
+/// A text of 30 words of its own.
+fn own_text(i: usize) -> String {
+    (0..30u64)
+        .map(|w| {
+            let mut z = (i as u64 * 1000 + w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            format!("{:x}", (z ^ (z >> 32)) % 1_000_000_007)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Another thread inserts documents while `insert_unique_bulk` commits
+/// chunk after chunk (a tiny memory budget: a commit per chunk): its
+/// writes land between the load's transactions, and every document of
+/// both is stored with its own text. (The load used to number its new
+/// documents from the id counter it had read before them, so it wrote
+/// over the other thread's documents.)
+#[test]
+fn inserts_between_the_transactions_of_a_dedup_load_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::jaccard(0.8).store_text(true);
+    let db = Arc::new(Database::create(dir.path().join("r.lshdb"), config).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let other = {
+        let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let key = format!("other{n}");
+                db.insert(&key, own_text(100_000 + n).as_str()).unwrap();
+                n += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            n
+        })
+    };
+    let (chunks, per_chunk) = (40, 50);
+    let input = (0..chunks).map(|c| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        (0..per_chunk)
+            .map(move |i| (format!("d{c}-{i}"), own_text(c * per_chunk + i)))
+            .collect::<Vec<_>>()
+    });
+    let options = BulkOptions::default().memory(4096);
+    let report = db
+        .insert_unique_bulk(input, 0.8, &options, |_| true)
+        .unwrap();
+    stop.store(true, Ordering::SeqCst);
+    let others = other.join().unwrap();
+    assert_eq!(report.inserted, (chunks * per_chunk) as u64);
+    assert!(report.commits > 10 && others > 5, "{report:?}, {others}");
+    let stored = |key: &str| db.get(key).unwrap().and_then(|d| d.text);
+    for n in 0..others {
+        let key = format!("other{n}");
+        assert_eq!(stored(&key), Some(own_text(100_000 + n)), "{key}");
+    }
+    for c in 0..chunks {
+        for i in 0..per_chunk {
+            let key = format!("d{c}-{i}");
+            assert_eq!(stored(&key), Some(own_text(c * per_chunk + i)), "{key}");
+        }
+    }
+    assert_eq!(db.len().unwrap(), (chunks * per_chunk + others) as u64);
+    assert!(db.check().unwrap().is_clean());
 }

@@ -513,11 +513,24 @@ impl Writing<'_> {
         let budget = self.since_turn.elapsed().mul_f64(MERGE_SHARE);
         self.db.give_merger_turns(budget);
         self.since_turn = std::time::Instant::now();
-        self.txn = Some(self.db.begin_write()?);
+        let txn = self.db.begin_write()?;
+        let stored_next = Writer::open(&txn, self.db.pipeline())?.take_ids(0);
+        self.txn = Some(txn);
         let (rows, filter) = {
             let last = self.snapshot.lock();
             (Arc::clone(&last.rows), last.filter.clone())
         };
+        if stored_next != self.next_id {
+            // Another writer stored documents between two of the load's
+            // transactions: new documents are numbered after its ids, the
+            // load's filter no longer holds everything stored, and chunks
+            // looked up before this snapshot are looked up again.
+            self.next_id = stored_next;
+            if let Some(filter) = &filter {
+                filter.turn_off();
+            }
+            self.relooked_from = self.commits;
+        }
         *self.snapshot.lock() = Arc::new(Snapshot {
             commits: self.commits,
             txn: self.db.store().begin_read()?,
