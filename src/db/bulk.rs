@@ -2,12 +2,14 @@
 //! hashing of the next chunk running on every core while the current chunk
 //! is written.
 
+use super::load_filter::LoadFilter;
 use super::writer::Writer;
 use super::Database;
 use crate::pipeline::{Document, Prepared};
-use crate::store::runs::RowCache;
+use crate::store::tables::Index;
 use crate::{Error, Result};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Anything a bulk load can index: text (`String`, `&str`), an item set
 /// (`&[&[u8]]`), pre-hashed shingles (`Vec<u32>`), or a mix ([`DocumentBuf`]).
@@ -278,13 +280,7 @@ impl Database {
             }
             chunk
         };
-        let mut runs = LoadRuns {
-            cache: self
-                .pipeline()
-                .clusters()
-                .map(|_| RowCache::whole_filters_only(CLUSTER_FILTER_BYTES)),
-            issued: 0,
-        };
+        let mut runs = LoadRuns::new(self.pipeline().clusters().is_some());
         report.stopped = pipeline(
             || Some(next_chunk()).filter(|chunk| !chunk.is_empty()),
             |chunk| self.prepare_chunk(chunk),
@@ -310,12 +306,16 @@ impl Database {
         T: AsDocument + Send,
     {
         let pipeline = self.pipeline();
+        let clusters = pipeline.clusters().is_some();
         chunk
             .into_par_iter()
             .map(|(key, doc)| {
                 let key = key.as_ref();
                 let prepared = pipeline.prepare(key, doc.as_document()).map(|mut p| {
-                    p.trim();
+                    // The clusters' upkeep verifies new documents on their sets.
+                    if !clusters {
+                        p.trim();
+                    }
                     super::clusters::priority::carried(p, &doc)
                 });
                 (key.to_owned(), prepared)
@@ -333,35 +333,78 @@ impl Database {
         crate::guard::guard(|| {
             let txn = self.begin_write()?;
             let docs: Vec<&Prepared> = chunk.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
+            // The write lock is held: no other write waits on this one.
+            let mut kept = self.kept_filters.lock();
             let (replaced, issued) = {
                 let mut writer = Writer::open(&txn, self.pipeline())?;
-                if let Some(cache) = &runs.cache {
-                    writer.tables_mut().share_run_filters(cache, runs.issued)?;
+                if runs.clusters {
+                    kept.share(&mut writer)?;
+                }
+                if let Some(filter) = runs.load_filter(&mut writer)? {
+                    writer.know_load(filter);
                 }
                 let replaced = writer.insert_many(&docs)?;
+                runs.written(&docs, writer.take_ids(0));
                 (replaced, writer.finish_runs()?)
             };
             txn.commit()?;
-            runs.issued = issued;
+            kept.committed(issued);
             Ok((docs.len() as u64, replaced))
         })
         .map_err(|e| self.poison(e))
     }
 }
 
-/// Bytes of whole run filters a bulk load into a file with clusters keeps
-/// (10 bits per posting: about 10 M documents' worth): the clusters'
-/// upkeep probes every new document's buckets in every run, and reading
-/// filter rows through redb for each probe took 96 % of a 10 M load.
-const CLUSTER_FILTER_BYTES: usize = 192 << 20;
-
-/// What a bulk load keeps from one of its transactions to the next.
+/// What a bulk load keeps from one of its transactions to the next (the
+/// whole run filters its clusters' upkeep probes are the database's
+/// [`super::kept_filters::KeptFilters`]).
 struct LoadRuns {
-    /// Whole run filters, for the clusters' probes (with clusters only).
-    cache: Option<RowCache>,
-    /// The highest run id the load has issued: none is issued again while
-    /// the cache names runs by id.
-    issued: u32,
+    /// Whether the file keeps clusters.
+    clusters: bool,
+    /// With clusters, on a file empty when the load began: what the load
+    /// has written, so that the upkeep probes only the bands where a new
+    /// document may meet a stored one.
+    filter: Option<Arc<LoadFilter>>,
+    /// The document-id counter after the load's last transaction: another
+    /// value at the next one means another writer stored documents between
+    /// them, past the filter.
+    next_id: Option<u64>,
+}
+
+impl LoadRuns {
+    /// What a load keeps, before its first transaction.
+    fn new(clusters: bool) -> Self {
+        Self {
+            clusters,
+            filter: None,
+            next_id: None,
+        }
+    }
+
+    /// The load's filter for `writer`'s transaction, if it still answers:
+    /// made at the first transaction of a load with clusters into an empty
+    /// file, and turned off for good once another writer came between two
+    /// of the load's transactions.
+    fn load_filter(&mut self, writer: &mut Writer<'_, '_>) -> Result<Option<Arc<LoadFilter>>> {
+        let next = writer.take_ids(0);
+        match (self.next_id, &self.filter) {
+            (None, _) if self.clusters && writer.tables_mut().len()? == 0 => {
+                self.filter = Some(Arc::new(LoadFilter::new()));
+            }
+            (Some(expected), Some(filter)) if expected != next => filter.turn_off(),
+            _ => {}
+        }
+        Ok(self.filter.clone())
+    }
+
+    /// Notes the documents of a transaction, written before its commit,
+    /// and the id counter after them.
+    fn written(&mut self, docs: &[&Prepared], next_id: u64) {
+        if let Some(filter) = &self.filter {
+            filter.add_many(docs);
+        }
+        self.next_id = Some(next_id);
+    }
 }
 
 /// The pipeline of the bulk loaders: while `work` takes one chunk on this

@@ -15,7 +15,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 pub(crate) struct Held {
     docs: Vec<(Prepared, u64)>,
     /// (band, band key) → the last document posted there, as position + 1.
-    heads: HashMap<(u32, u64), u32, BuildHasherDefault<BandKeyHasher>>,
+    heads: BandKeyMap<u32>,
     /// Per (document, band): the previous document in that bucket, as
     /// position + 1 (0 ends the list).
     next: Vec<u32>,
@@ -132,10 +132,13 @@ impl Held {
     }
 }
 
+/// A map keyed by (band, band key), hashed by [`BandKeyHasher`].
+pub(crate) type BandKeyMap<V> = HashMap<(u32, u64), V, BuildHasherDefault<BandKeyHasher>>;
+
 /// Hashes (band, band key) pairs: band keys are hashes already, so one
 /// multiply mixes the band in.
 #[derive(Default)]
-struct BandKeyHasher(u64);
+pub(crate) struct BandKeyHasher(u64);
 
 impl Hasher for BandKeyHasher {
     fn finish(&self) -> u64 {

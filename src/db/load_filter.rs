@@ -20,6 +20,7 @@
 use crate::hash::{key_hash, mix64, GOLDEN_GAMMA};
 use crate::pipeline::Prepared;
 use parking_lot::RwLock;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Keys the first filter holds before the next one is added (5 MiB): a
@@ -59,9 +60,14 @@ impl Filter {
     }
 
     fn add(&self, h: u64) {
+        self.set(h);
+        self.keys.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sets the bits of hash `h` (without counting it).
+    fn set(&self, h: u64) {
         let (word, bits) = self.locate(h);
         self.words[word].fetch_or(bits, Ordering::Release);
-        self.keys.fetch_add(1, Ordering::Relaxed);
     }
 
     fn may_hold(&self, h: u64) -> bool {
@@ -113,6 +119,28 @@ impl LoadFilter {
         }
     }
 
+    /// Adds many documents about to be written, on every core.
+    pub fn add_many(&self, docs: &[&Prepared]) {
+        let keys: u64 = docs.iter().map(|doc| 1 + doc.band_keys.len() as u64).sum();
+        let mut filters = self.filters.write();
+        let full = filters
+            .last()
+            .is_none_or(|last| last.keys.load(Ordering::Relaxed) + keys > last.capacity);
+        if full {
+            // Large enough for these keys too, however many.
+            let mut capacity = filters.last().map_or(FIRST_KEYS, |last| last.capacity * 2);
+            while capacity < keys {
+                capacity *= 2;
+            }
+            filters.push(Filter::new(capacity));
+        }
+        if let Some(last) = filters.last() {
+            docs.par_iter()
+                .for_each(|doc| hashes(doc).into_iter().for_each(|h| last.set(h)));
+            last.keys.fetch_add(keys, Ordering::Relaxed);
+        }
+    }
+
     /// What of `doc` the load may have written: whether its key (false:
     /// certainly no document of the load has it), and the bands in which
     /// a document of the load may share its band key (bit `b` for band
@@ -124,24 +152,41 @@ impl LoadFilter {
         let filters = self.filters.read();
         // The newest filter first: the largest, holding most keys.
         let held = |h: u64| filters.iter().rev().any(|f| f.may_hold(h));
-        let bands = band_hashes(doc)
-            .enumerate()
-            .filter(|&(_, h)| held(h))
-            .fold(0u64, |mask, (band, _)| mask | 1 << band.min(63));
+        let bands = mask(band_hashes(&doc.band_keys), held);
         (held(key_hash(&doc.key)), bands)
     }
+
+    /// The bands (bit `min(band, 63)`) in which a document of the load may
+    /// share a bucket with band keys `band_keys`; everything when off.
+    pub fn bands_met(&self, band_keys: &[u64]) -> u64 {
+        if !self.on.load(Ordering::SeqCst) {
+            return u64::MAX;
+        }
+        let filters = self.filters.read();
+        mask(band_hashes(band_keys), |h| {
+            filters.iter().rev().any(|f| f.may_hold(h))
+        })
+    }
+}
+
+/// The mask of the bands whose hash `held` may hold.
+fn mask(hashes: impl Iterator<Item = u64>, held: impl Fn(u64) -> bool) -> u64 {
+    hashes
+        .enumerate()
+        .filter(|&(_, h)| held(h))
+        .fold(0u64, |mask, (band, _)| mask | 1 << band.min(63))
 }
 
 /// The hashes of a document's key and of each (band, band key).
 fn hashes(doc: &Prepared) -> Vec<u64> {
     std::iter::once(key_hash(&doc.key))
-        .chain(band_hashes(doc))
+        .chain(band_hashes(&doc.band_keys))
         .collect()
 }
 
 /// The hashes of a document's (band, band key) pairs.
-fn band_hashes(doc: &Prepared) -> impl Iterator<Item = u64> + '_ {
-    doc.band_keys
+fn band_hashes(band_keys: &[u64]) -> impl Iterator<Item = u64> + '_ {
+    band_keys
         .iter()
         .enumerate()
         .map(|(band, &key)| mix64(key ^ (band as u64 + 1).wrapping_mul(GOLDEN_GAMMA)))

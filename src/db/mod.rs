@@ -19,6 +19,7 @@ mod durability;
 mod expire;
 mod header;
 mod held;
+mod kept_filters;
 mod keys;
 mod labels;
 mod load_filter;
@@ -96,6 +97,9 @@ pub struct Database {
     poisoned: Mutex<Option<String>>,
     cache: RecordCache,
     durability: Durability,
+    /// Whole run filters kept between writes, for the clusters' upkeep
+    /// (empty unless the file keeps clusters).
+    kept_filters: Mutex<kept_filters::KeptFilters>,
 }
 
 /// A stored document as `get` returns it.
@@ -327,13 +331,18 @@ impl Database {
         self.check_poisoned()?;
         crate::guard::guard(|| {
             let txn = self.begin_write()?;
-            let out = {
+            // The write lock is held: no other write waits on this one.
+            let mut kept = self.kept_filters.lock();
+            let (out, issued) = {
                 let mut writer = Writer::open(&txn, &self.pipeline)?;
+                if self.pipeline.clusters().is_some() {
+                    kept.share(&mut writer)?;
+                }
                 let out = f(&mut writer)?;
-                writer.finish()?;
-                out
+                (out, writer.finish_runs()?)
             };
             txn.commit()?;
+            kept.committed(issued);
             Ok(out)
         })
         .map_err(|e| self.poison(e))

@@ -385,6 +385,7 @@ impl Builder {
             poisoned: Mutex::new(None),
             cache: RecordCache::new(cache_bytes),
             durability: self.durability,
+            kept_filters: Mutex::new(super::kept_filters::KeptFilters::new()),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
-use super::clusters::run::{band_keys_by_document, NewDocs};
+use super::clusters::run::{band_keys_by_document, NewDoc, NewDocs};
 use super::clusters::upkeep::Upkeep;
+use super::clusters::upkeep::ALL_BANDS;
 use super::held::Held;
+use super::load_filter::LoadFilter;
 use super::{Pipeline, Unique};
 use crate::pipeline::Prepared;
 use crate::query::plan::{self, PlanOptions};
@@ -15,7 +17,10 @@ use crate::store::schema::{meta_keys, META};
 use crate::store::tables::{key_posting, Index, WriteTables};
 use crate::store::times::TimeWriter;
 use crate::Result;
+use rayon::prelude::*;
 use redb::{Table, WriteTransaction};
+use std::borrow::Cow;
+use std::sync::Arc;
 
 /// The tables of a write transaction and the pipeline that derives index
 /// keys.
@@ -32,6 +37,10 @@ pub(crate) struct Writer<'t, 'p> {
     joined: Option<Row>,
     /// The time index, when the settings keep one.
     times: Option<TimeWriter<'t>>,
+    /// What the load this transaction is part of has written, when it
+    /// began on an empty file: the clusters' upkeep reads only the bands
+    /// where it may meet a stored document.
+    load: Option<Arc<LoadFilter>>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -54,7 +63,37 @@ impl<'t, 'p> Writer<'t, 'p> {
                 true => Some(TimeWriter::open(txn)?),
                 false => None,
             },
+            load: None,
         })
+    }
+
+    /// Tells the writer that everything stored was written by a load that
+    /// added it to `filter` (before this transaction, or earlier in it).
+    pub fn know_load(&mut self, filter: Arc<LoadFilter>) {
+        self.load = Some(filter);
+    }
+
+    /// The bands in which a stored document may share a bucket with band
+    /// keys `band_keys` (every band without a load filter).
+    fn bands_met(&self, band_keys: &[u64]) -> u64 {
+        self.load
+            .as_ref()
+            .map_or(ALL_BANDS, |filter| filter.bands_met(band_keys))
+    }
+
+    /// [`Writer::bands_met`] of each of `docs` (on every core; none
+    /// without clusters).
+    fn bands_met_many(&self, docs: &[&Prepared]) -> Vec<u64> {
+        if self.clusters.is_none() {
+            return Vec::new();
+        }
+        match &self.load {
+            Some(filter) => docs
+                .par_iter()
+                .map(|doc| filter.bands_met(&doc.band_keys))
+                .collect(),
+            None => vec![ALL_BANDS; docs.len()],
+        }
     }
 
     /// The write tables, for what a load keeps between transactions.
@@ -151,7 +190,8 @@ impl<'t, 'p> Writer<'t, 'p> {
         });
         let mut replaced = (docs.len() - order.len()) as u64;
         let mut stored = Vec::with_capacity(order.len());
-        let (mut joining, mut reuse): (NewDocs, _) = (Vec::new(), Vec::new());
+        let (mut joining, mut reuse): (NewDocs<'_>, _) = (Vec::new(), Vec::new());
+        let bands = self.bands_met_many(docs);
         let mut stamps = Vec::with_capacity(order.len());
         let (mut postings, mut blocks) = (Vec::new(), Vec::new());
         for i in order {
@@ -164,7 +204,12 @@ impl<'t, 'p> Writer<'t, 'p> {
             let id = self.new_id();
             if let Some(clusters) = &mut self.clusters {
                 clusters.set_priority(id, doc.priority)?;
-                joining.push((id, doc.band_keys.clone()));
+                joining.push(NewDoc {
+                    id,
+                    band_keys: Cow::Borrowed(&doc.band_keys),
+                    bands: bands[i],
+                    set: (!doc.set.is_empty()).then_some(doc.set.as_slice()),
+                });
                 reuse.push(vacated);
             }
             let encoded = doc.encode();
@@ -186,8 +231,9 @@ impl<'t, 'p> Writer<'t, 'p> {
     }
 
     /// Cluster upkeep of new documents `new` about to be written as one
-    /// run: their stored neighbours' clusters (`clusters::run`).
-    fn clusters_before_run(&self, new: &NewDocs) -> Result<Option<Vec<Vec<u64>>>> {
+    /// run: their stored neighbours' clusters (`clusters::run`), probed in
+    /// the bands `bands` gives by document.
+    fn clusters_before_run(&self, new: &NewDocs<'_>) -> Result<Option<Vec<Vec<u64>>>> {
         match &self.clusters {
             Some(clusters) => Ok(Some(clusters.before_run(
                 &self.tables,
@@ -202,7 +248,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// they join their clusters (`clusters::run`).
     fn clusters_after_run(
         &mut self,
-        new: &NewDocs,
+        new: &NewDocs<'_>,
         stored: Option<Vec<Vec<u64>>>,
         reuse: &[Option<u64>],
     ) -> Result<()> {
@@ -256,10 +302,11 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
         let mut joining = Vec::new();
         if self.clusters.is_some() {
-            for (id, band_keys) in band_keys_by_document(&postings) {
+            for mut doc in band_keys_by_document(&postings) {
                 // A document replaced before its postings were written is gone.
-                if redb::ReadableTable::get(&self.tables.sigs, id)?.is_some() {
-                    joining.push((id, band_keys));
+                if redb::ReadableTable::get(&self.tables.sigs, doc.id)?.is_some() {
+                    doc.bands = self.bands_met(&doc.band_keys);
+                    joining.push(doc);
                 }
             }
         }

@@ -10,19 +10,35 @@
 //! merged them) and the clusters of earlier new documents sharing a bucket,
 //! found in memory. The edges are the same as one insert at a time finds.
 
-use super::upkeep::{probe, Upkeep};
+use super::upkeep::{probe, Upkeep, ALL_BANDS};
+use crate::db::held::BandKeyMap;
 use crate::pipeline::Pipeline;
+use crate::query::plan::verify_in_memory;
 use crate::store::schema::KEY_BAND;
 use crate::store::tables::WriteTables;
 use crate::Result;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-/// New documents of one run: (id, band keys in band order), ascending.
-pub(crate) type NewDocs = Vec<(u64, Vec<u64>)>;
+/// A new document of one run, as its upkeep needs it.
+pub(crate) struct NewDoc<'a> {
+    /// Its document id.
+    pub id: u64,
+    /// Its band keys, in band order.
+    pub band_keys: Cow<'a, [u64]>,
+    /// The bands (bit `min(band, 63)`) where a stored document may share
+    /// its bucket, from the load's filter; [`ALL_BANDS`] when unknown.
+    pub bands: u64,
+    /// Its shingle set when the caller holds it (else it is read back).
+    pub set: Option<&'a [u32]>,
+}
+
+/// New documents of one run, by ascending id.
+pub(crate) type NewDocs<'a> = Vec<NewDoc<'a>>;
 
 /// The documents of a posting run (band and key postings, in any order)
 /// with their band keys, by ascending id.
-pub(crate) fn band_keys_by_document(postings: &[(u32, u64, u64)]) -> NewDocs {
+pub(crate) fn band_keys_by_document(postings: &[(u32, u64, u64)]) -> NewDocs<'static> {
     let mut by_id: Vec<(u64, u32, u64)> = postings
         .iter()
         .filter(|p| p.0 != KEY_BAND)
@@ -31,28 +47,38 @@ pub(crate) fn band_keys_by_document(postings: &[(u32, u64, u64)]) -> NewDocs {
     by_id.sort_unstable();
     by_id
         .chunk_by(|a, b| a.0 == b.0)
-        .map(|doc| (doc[0].0, doc.iter().map(|p| p.2).collect()))
+        .map(|doc| NewDoc {
+            id: doc[0].0,
+            band_keys: Cow::Owned(doc.iter().map(|p| p.2).collect()),
+            bands: ALL_BANDS,
+            set: None,
+        })
         .collect()
 }
 
 impl Upkeep<'_> {
     /// Before the run of `new` is written: each document's stored clusters
-    /// holding a verified neighbour.
+    /// holding a verified neighbour. Only the bands a document's `bands`
+    /// names are read.
     pub fn before_run(
         &self,
         docs: &WriteTables<'_>,
         pipeline: &Pipeline,
-        new: &NewDocs,
+        new: &NewDocs<'_>,
     ) -> Result<Vec<Vec<u64>>> {
         let mut out = Vec::with_capacity(new.len());
-        for (id, band_keys) in new {
+        for doc in new {
+            if doc.bands == 0 {
+                out.push(Vec::new());
+                continue;
+            }
             let mut by_cluster = Vec::new();
-            for candidate in probe(docs, band_keys)? {
+            for candidate in probe(docs, &doc.band_keys, doc.bands)? {
                 if let Some(cluster) = self.cluster_of(candidate)? {
                     by_cluster.push((cluster, candidate));
                 }
             }
-            out.push(self.verified_clusters(docs, pipeline, *id, by_cluster)?);
+            out.push(self.verified_clusters(docs, pipeline, doc.id, doc.set, by_cluster)?);
         }
         Ok(out)
     }
@@ -65,7 +91,7 @@ impl Upkeep<'_> {
         &mut self,
         docs: &WriteTables<'_>,
         pipeline: &Pipeline,
-        new: &NewDocs,
+        new: &NewDocs<'_>,
         stored: Vec<Vec<u64>>,
         reuse: &[Option<u64>],
     ) -> Result<()> {
@@ -73,13 +99,15 @@ impl Upkeep<'_> {
         // key) → its last posting; each posting's document (its place in
         // `new`) and the posting before it in the same bucket. No
         // allocation per bucket.
-        let mut last: HashMap<(u32, u64), u32> = HashMap::new();
+        let postings = new.iter().map(|doc| doc.band_keys.len()).sum();
+        let mut last: BandKeyMap<u32> =
+            BandKeyMap::with_capacity_and_hasher(postings, Default::default());
         let (mut owner, mut before): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         let mut joined_to: Vec<u64> = Vec::with_capacity(new.len());
         let mut earlier: Vec<u32> = Vec::new();
-        for (i, ((id, band_keys), stored)) in new.iter().zip(stored).enumerate() {
+        for (i, (doc, stored)) in new.iter().zip(stored).enumerate() {
             earlier.clear();
-            for (band, &key) in band_keys.iter().enumerate() {
+            for (band, &key) in doc.band_keys.iter().enumerate() {
                 let mut at = last.get(&(band as u32, key)).copied().unwrap_or(NONE);
                 while at != NONE {
                     earlier.push(owner[at as usize]);
@@ -106,21 +134,61 @@ impl Upkeep<'_> {
                     }
                 };
                 if !joined.contains(&now) {
-                    by_cluster.push((now, new[place as usize].0));
+                    by_cluster.push((now, place as usize));
                 }
             }
-            joined.extend(self.verified_clusters(docs, pipeline, *id, by_cluster)?);
+            joined.extend(self.verified_in_run(docs, pipeline, new, i, by_cluster)?);
             joined.sort_unstable();
             joined.dedup();
-            let row = self.merge(docs, *id, joined, reuse.get(i).copied().flatten())?;
+            let row = self.merge(docs, doc.id, joined, reuse.get(i).copied().flatten())?;
             joined_to.push(row.id);
-            for (band, &key) in band_keys.iter().enumerate() {
+            for (band, &key) in doc.band_keys.iter().enumerate() {
                 let posting = owner.len() as u32;
                 owner.push(i as u32);
                 before.push(last.insert((band as u32, key), posting).unwrap_or(NONE));
             }
         }
         Ok(())
+    }
+}
+
+impl Upkeep<'_> {
+    /// [`Upkeep::verified_clusters`] of document `i` of `new` among earlier
+    /// documents of `new`, `by_cluster` pairs (cluster, place in `new`):
+    /// in memory when the caller holds their sets, as it does in a bulk
+    /// load (verified as [`components`](super::upkeep::components) verifies
+    /// members: the same edges), else reading them back.
+    fn verified_in_run(
+        &self,
+        docs: &WriteTables<'_>,
+        pipeline: &Pipeline,
+        new: &NewDocs<'_>,
+        i: usize,
+        mut by_cluster: Vec<(u64, usize)>,
+    ) -> Result<Vec<u64>> {
+        let doc = &new[i];
+        let held = |place: usize| new[place].set;
+        let Some(set) = doc
+            .set
+            .filter(|_| by_cluster.iter().all(|&(_, p)| held(p).is_some()))
+        else {
+            let by_id = by_cluster.iter().map(|&(c, p)| (c, new[p].id)).collect();
+            return self.verified_clusters(docs, pipeline, doc.id, doc.set, by_id);
+        };
+        by_cluster.sort_unstable();
+        by_cluster.dedup();
+        let mut joined = Vec::new();
+        for group in by_cluster.chunk_by(|a, b| a.0 == b.0) {
+            let met = group.iter().any(|&(_, place)| {
+                let other = held(place).unwrap_or_default();
+                verify_in_memory(pipeline, (set, &[]), (other, &[]), self.threshold(), true)
+                    .is_some()
+            });
+            if met {
+                joined.push(group[0].0);
+            }
+        }
+        Ok(joined)
     }
 }
 

@@ -85,7 +85,7 @@ impl<'t> Upkeep<'t> {
         reuse: Option<u64>,
     ) -> Result<Row> {
         let mut by_cluster = Vec::new();
-        for candidate in probe(docs, band_keys)? {
+        for candidate in probe(docs, band_keys, ALL_BANDS)? {
             if candidate == id {
                 continue;
             }
@@ -93,7 +93,7 @@ impl<'t> Upkeep<'t> {
                 by_cluster.push((cluster, candidate));
             }
         }
-        let joined = self.verified_clusters(docs, pipeline, id, by_cluster)?;
+        let joined = self.verified_clusters(docs, pipeline, id, None, by_cluster)?;
         self.merge(docs, id, joined, reuse)
     }
 
@@ -140,7 +140,8 @@ impl<'t> Upkeep<'t> {
         Ok(row)
     }
 
-    /// Of the candidates `by_cluster` of document `id`, (cluster,
+    /// Of the candidates `by_cluster` of document `id` (its shingle set
+    /// `held` when the caller holds it, else read back), (cluster,
     /// candidate) pairs in any order, the clusters (ascending, distinct)
     /// that hold a verified neighbour. One verified neighbour per cluster
     /// is enough, so a cluster's other candidates are not verified once
@@ -150,6 +151,7 @@ impl<'t> Upkeep<'t> {
         docs: &WriteTables<'_>,
         pipeline: &Pipeline,
         id: u64,
+        held: Option<&[u32]>,
         mut by_cluster: Vec<(u64, u64)>,
     ) -> Result<Vec<u64>> {
         if by_cluster.is_empty() {
@@ -157,12 +159,16 @@ impl<'t> Upkeep<'t> {
         }
         by_cluster.sort_unstable();
         by_cluster.dedup();
-        let mut set = Vec::new();
-        if !docs.set_into(id, &mut set)? {
-            return Err(Error::corrupted(format!(
-                "document {id} has no shingle set"
-            )));
-        }
+        let mut read = Vec::new();
+        let set = match held {
+            Some(set) => set,
+            None if docs.set_into(id, &mut read)? => read.as_slice(),
+            None => {
+                return Err(Error::corrupted(format!(
+                    "document {id} has no shingle set"
+                )))
+            }
+        };
         let mut joined = Vec::new();
         for group in by_cluster.chunk_by(|a, b| a.0 == b.0) {
             for &(cluster, candidate) in group {
@@ -170,7 +176,7 @@ impl<'t> Upkeep<'t> {
                 let hits = verify(
                     docs,
                     pipeline,
-                    &set,
+                    set,
                     &[],
                     vec![candidate],
                     self.threshold,
@@ -184,6 +190,11 @@ impl<'t> Upkeep<'t> {
             }
         }
         Ok(joined)
+    }
+
+    /// The index threshold: documents at it or above are neighbours.
+    pub(super) fn threshold(&self) -> f64 {
+        self.threshold
     }
 
     /// Cluster `id` now: itself, or the cluster it merged into.
@@ -303,11 +314,19 @@ impl<'t> Upkeep<'t> {
     }
 }
 
+/// Every band: the mask of [`probe`] that reads them all.
+pub(crate) const ALL_BANDS: u64 = u64::MAX;
+
 /// Every id posted in the buckets of `band_keys` (fresh and in runs, no
-/// cap), ascending and distinct.
-pub(super) fn probe(docs: &WriteTables<'_>, band_keys: &[u64]) -> Result<Vec<u64>> {
+/// cap), ascending and distinct; only the bands whose bit is set in `bands`
+/// (bit `min(band, 63)`) are read, the others being known empty of stored
+/// documents ([`crate::db::load_filter::LoadFilter::bands_met`]).
+pub(super) fn probe(docs: &WriteTables<'_>, band_keys: &[u64], bands: u64) -> Result<Vec<u64>> {
     let mut candidates = Vec::new();
     for (band, &key) in band_keys.iter().enumerate() {
+        if bands >> band.min(63) & 1 == 0 {
+            continue;
+        }
         let probe = Probe::all(band as u32, key, usize::MAX);
         docs.postings(Postings::Buckets, probe, &mut candidates)?;
     }

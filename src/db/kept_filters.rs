@@ -1,0 +1,54 @@
+//! [`KeptFilters`]: the whole run filters a file with clusters keeps in
+//! memory from one write transaction to the next.
+//!
+//! The clusters' upkeep probes every bucket of every new document in every
+//! run, uncapped (`clusters::upkeep::probe`). Reading each run's filter
+//! rows through redb in every transaction made a single durable insert into
+//! a 1 M-document file 2.2× as costly with clusters as without, and a bulk
+//! load 10 times slower. So writes that commit or fail loudly (single
+//! writes, bulk loads) share these filters; a [`crate::Batch`], which can
+//! be aborted, does not.
+//!
+//! Only filters of committed runs are kept: they are read when a
+//! transaction begins, for the runs it lists then. Ids stay unambiguous:
+//! no transaction that shares the filters issues a run id at or below the
+//! highest one issued before (`RunWriter::share_filters`), and a run list
+//! that shows an id issued again empties the cache (`RowCache::follow`).
+
+use super::writer::Writer;
+use crate::store::runs::RowCache;
+use crate::Result;
+
+/// Bytes of whole run filters kept (10 bits per posting: about 10 M
+/// documents' worth of 16 bands); runs beyond it are probed row by row.
+pub(crate) const KEPT_FILTER_BYTES: usize = 192 << 20;
+
+/// The filters, and the highest run id issued by the transactions that
+/// shared them.
+pub(crate) struct KeptFilters {
+    cache: RowCache,
+    issued: u32,
+}
+
+impl KeptFilters {
+    /// Nothing kept yet.
+    pub fn new() -> Self {
+        Self {
+            cache: RowCache::whole_filters_only(KEPT_FILTER_BYTES),
+            issued: 0,
+        }
+    }
+
+    /// Lets `writer`'s transaction probe through the kept filters (reading
+    /// those of runs listed now and not kept yet).
+    pub fn share(&self, writer: &mut Writer<'_, '_>) -> Result<()> {
+        writer
+            .tables_mut()
+            .share_run_filters(&self.cache, self.issued)
+    }
+
+    /// Notes the highest run id a committed transaction issued or listed.
+    pub fn committed(&mut self, issued: u32) {
+        self.issued = self.issued.max(issued);
+    }
+}

@@ -1,0 +1,145 @@
+//! Bulk loads into a file with clusters, over many commits: near-duplicates
+//! that arrive in different commits join one cluster, whether the file was
+//! empty when the load began (the load's filter of what it wrote rules out
+//! most probes) or not, and when another writer stores documents between
+//! two of the load's commits (past that filter). After each load the
+//! clusters equal `groups()`' components and `check` is clean.
+
+use lshdb::{BulkOptions, Config, Database};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Document `i` of a load: every third document is a member of a family
+/// (17 consecutive members, one word of forty edited in each), so that
+/// members spread over many commits of five; the others have texts of
+/// their own.
+fn text(i: usize) -> String {
+    let family = if i % 3 == 0 { i / 51 } else { 1_000 + i };
+    let mut words: Vec<String> = (0..40)
+        .map(|w| format!("w{}x{w}", family * 7 + w))
+        .collect();
+    if i % 3 == 0 {
+        // Members differ in one word of forty: Jaccard well above 0.7.
+        words[(i / 3) % 17 % 40] = format!("edit{i}");
+    }
+    words.join(" ")
+}
+
+fn keys(n: usize) -> Vec<String> {
+    // Keys in input order: ids follow key order within a commit.
+    (0..n).map(|i| format!("d{i:04}")).collect()
+}
+
+/// The clusters of two or more, as sets of keys.
+fn kept(db: &Database) -> BTreeSet<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for cluster in db.clusters().unwrap() {
+        let cluster = cluster.unwrap();
+        let members: BTreeSet<String> = db
+            .members(cluster.id)
+            .unwrap()
+            .map(|k| k.unwrap())
+            .collect();
+        assert_eq!(members.len() as u64, cluster.size);
+        if members.len() > 1 {
+            out.insert(members);
+        }
+    }
+    out
+}
+
+/// The clusters equal `groups()`'; `check` is clean.
+fn assert_right(db: &Database) -> BTreeSet<BTreeSet<String>> {
+    let groups: BTreeSet<BTreeSet<String>> = db
+        .groups(db.settings().threshold)
+        .unwrap()
+        .groups
+        .into_iter()
+        .map(|g| g.into_iter().map(|(k, _)| k).collect())
+        .collect();
+    let clusters = kept(db);
+    assert_eq!(clusters, groups);
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    clusters
+}
+
+fn load(db: &Database, docs: &[(String, String)], progress: impl FnMut() -> bool) {
+    let mut progress = progress;
+    let options = BulkOptions::default().batch(5);
+    let report = db
+        .insert_bulk(docs.iter().cloned(), &options, |_| progress())
+        .unwrap();
+    assert!(report.commits > 10, "{} commits", report.commits);
+}
+
+#[test]
+fn near_duplicates_in_different_commits_of_a_load_into_an_empty_file_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("e.lshdb"),
+        Config::jaccard(0.7).clusters(true),
+    )
+    .unwrap();
+    let docs: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    load(&db, &docs, || true);
+    let clusters = assert_right(&db);
+    // The families: multiples of 3 in 0..=48, 51..=99 and 102..=117.
+    assert_eq!(clusters.len(), 3, "{clusters:?}");
+    let sizes: Vec<usize> = clusters.iter().map(BTreeSet::len).collect();
+    assert_eq!(sizes.iter().sum::<usize>(), 40);
+}
+
+#[test]
+fn a_load_into_a_file_that_holds_documents_finds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("f.lshdb"),
+        Config::jaccard(0.7).clusters(true),
+    )
+    .unwrap();
+    // Every other family member first, one by one; the rest by a load.
+    let all: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    for (key, text) in all.iter().step_by(2) {
+        db.insert(key, text.as_str()).unwrap();
+    }
+    let rest: Vec<(String, String)> = all.iter().skip(1).step_by(2).cloned().collect();
+    load(&db, &rest, || true);
+    assert_eq!(assert_right(&db).len(), 3);
+}
+
+/// Another writer stores documents between two commits of a load that
+/// began on an empty file: later documents of the load that are their
+/// near-duplicates still join them (the load's filter, which does not hold
+/// them, stops answering).
+#[test]
+fn documents_stored_between_a_loads_commits_are_met() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("g.lshdb"),
+        Config::jaccard(0.7).clusters(true),
+    )
+    .unwrap();
+    let docs: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    // Near-duplicates of documents of the load that are in no family (so
+    // nothing else the load wrote shares their buckets), stored between
+    // its first commits.
+    let outside: BTreeMap<String, String> = [61usize, 65, 70, 110]
+        .into_iter()
+        .map(|i| (format!("other{i}"), format!("{} other", text(i))))
+        .collect();
+    let mut between = outside.clone().into_iter();
+    load(&db, &docs, || {
+        if let Some((key, text)) = between.next() {
+            db.insert(&key, text.as_str()).unwrap();
+        }
+        true
+    });
+    let clusters = assert_right(&db);
+    for key in outside.keys() {
+        let cluster = clusters
+            .iter()
+            .find(|c| c.contains(key))
+            .unwrap_or_else(|| panic!("{key} joined no cluster: {clusters:?}"));
+        assert!(cluster.iter().any(|k| k.starts_with('d')), "{cluster:?}");
+    }
+}
