@@ -143,3 +143,27 @@ fn documents_stored_between_a_loads_commits_are_met() {
         assert!(cluster.iter().any(|k| k.starts_with('d')), "{cluster:?}");
     }
 }
+
+/// Dedup-on-write into an empty file with clusters, a commit per chunk
+/// (a tiny memory budget): the documents it keeps join the clusters of the
+/// near-duplicates kept in earlier commits (below the dedup threshold,
+/// above the index's), as `groups()` has them.
+#[test]
+fn a_dedup_load_into_an_empty_file_keeps_clusters_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("u.lshdb"),
+        Config::jaccard(0.7).clusters(true),
+    )
+    .unwrap();
+    let docs: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    let chunks: Vec<Vec<(String, String)>> = docs.chunks(5).map(<[_]>::to_vec).collect();
+    let options = BulkOptions::default().memory(4096);
+    // At 0.999 only exact copies are duplicates: every document is kept.
+    let report = db
+        .insert_unique_bulk(chunks, 0.999, &options, |_| true)
+        .unwrap();
+    assert_eq!(report.inserted, 120);
+    assert!(report.commits > 10, "{report:?}");
+    assert_eq!(assert_right(&db).len(), 3);
+}

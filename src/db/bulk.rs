@@ -2,6 +2,7 @@
 //! hashing of the next chunk running on every core while the current chunk
 //! is written.
 
+use super::clusters::run::StoredView;
 use super::load_filter::LoadFilter;
 use super::writer::Writer;
 use super::Database;
@@ -339,6 +340,13 @@ impl Database {
                 let mut writer = Writer::open(&txn, self.pipeline())?;
                 if runs.clusters {
                     kept.share(&mut writer)?;
+                    // Begun under the write lock: the last commit's state.
+                    let txn = self.store().begin_read()?;
+                    let view = StoredView {
+                        txn,
+                        rows: kept.rows(),
+                    };
+                    writer.look_in(Arc::new(view));
                 }
                 if let Some(filter) = runs.load_filter(&mut writer)? {
                     writer.know_load(filter);

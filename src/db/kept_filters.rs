@@ -18,15 +18,19 @@
 use super::writer::Writer;
 use crate::store::runs::RowCache;
 use crate::Result;
+use std::sync::Arc;
 
-/// Bytes of whole run filters kept (10 bits per posting: about 10 M
-/// documents' worth of 16 bands); runs beyond it are probed row by row.
-pub(crate) const KEPT_FILTER_BYTES: usize = 192 << 20;
+/// Bytes of whole run filters kept at most: 10 bits per posting, 17
+/// postings per document of 16 bands (its band keys and its key), so about
+/// 21 bytes per document and 18 M documents' worth (the 170 M postings of
+/// a 10 M-document file take about 203 MiB). Runs beyond it are probed row
+/// by row.
+pub(crate) const KEPT_FILTER_BYTES: usize = 384 << 20;
 
 /// The filters, and the highest run id issued by the transactions that
 /// shared them.
 pub(crate) struct KeptFilters {
-    cache: RowCache,
+    cache: Arc<RowCache>,
     issued: u32,
 }
 
@@ -34,7 +38,7 @@ impl KeptFilters {
     /// Nothing kept yet.
     pub fn new() -> Self {
         Self {
-            cache: RowCache::whole_filters_only(KEPT_FILTER_BYTES),
+            cache: Arc::new(RowCache::whole_filters_only(KEPT_FILTER_BYTES)),
             issued: 0,
         }
     }
@@ -45,6 +49,12 @@ impl KeptFilters {
         writer
             .tables_mut()
             .share_run_filters(&self.cache, self.issued)
+    }
+
+    /// The filters, for read transactions of the same file (which read
+    /// only committed runs).
+    pub fn rows(&self) -> Arc<RowCache> {
+        Arc::clone(&self.cache)
     }
 
     /// Notes the highest run id a committed transaction issued or listed.

@@ -545,6 +545,12 @@ impl Writing<'_> {
         {
             let run = std::mem::take(&mut self.run);
             let mut writer = Writer::open(self.txn()?, self.db.pipeline())?;
+            // Everything stored was added to the load's filter (while it
+            // is on): the clusters' upkeep of the run probes only the
+            // bands where the load may have written a neighbour.
+            if let Some(filter) = &self.snapshot.lock().filter {
+                writer.know_load(Arc::clone(filter));
+            }
             writer.put_run(run)?;
             writer.finish()?;
         }

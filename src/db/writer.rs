@@ -1,7 +1,7 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
-use super::clusters::run::{band_keys_by_document, NewDoc, NewDocs};
+use super::clusters::run::{band_keys_by_document, before_run_in, NewDoc, NewDocs, StoredView};
 use super::clusters::upkeep::Upkeep;
 use super::clusters::upkeep::ALL_BANDS;
 use super::held::Held;
@@ -41,6 +41,9 @@ pub(crate) struct Writer<'t, 'p> {
     /// began on an empty file: the clusters' upkeep reads only the bands
     /// where it may meet a stored document.
     load: Option<Arc<LoadFilter>>,
+    /// The last committed state, for the clusters' probes of a bulk load
+    /// to read on every core.
+    view: Option<Arc<StoredView>>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -64,7 +67,15 @@ impl<'t, 'p> Writer<'t, 'p> {
                 false => None,
             },
             load: None,
+            view: None,
         })
+    }
+
+    /// Lets [`Writer::insert_many`] find new documents' stored neighbours
+    /// for the clusters' upkeep in `view` (the state this transaction
+    /// began from), on every core.
+    pub fn look_in(&mut self, view: Arc<StoredView>) {
+        self.view = Some(view);
     }
 
     /// Tells the writer that everything stored was written by a load that
@@ -189,6 +200,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             same
         });
         let mut replaced = (docs.len() - order.len()) as u64;
+        let mut stored_replaced = false;
         let mut stored = Vec::with_capacity(order.len());
         let (mut joining, mut reuse): (NewDocs<'_>, _) = (Vec::new(), Vec::new());
         let bands = self.bands_met_many(docs);
@@ -200,6 +212,7 @@ impl<'t, 'p> Writer<'t, 'p> {
             if let Some(old) = self.tables.id_of(&doc.key)? {
                 vacated = self.delete(old, &doc.key)?;
                 replaced += 1;
+                stored_replaced = true;
             }
             let id = self.new_id();
             if let Some(clusters) = &mut self.clusters {
@@ -220,7 +233,16 @@ impl<'t, 'p> Writer<'t, 'p> {
         }
         postings.sort_unstable();
         blocks.sort_unstable();
-        let around = self.clusters_before_run(&joining)?;
+        let around = match &self.view {
+            // The view is this transaction's state unless a stored
+            // document was replaced (removed, and its cluster upkept).
+            Some(view) if !stored_replaced && joining.iter().all(|d| d.set.is_some()) => {
+                let threshold = self.pipeline.clusters().map_or(1.0, |c| c.1);
+                let found = before_run_in(view, self.pipeline, threshold, &joining)?;
+                self.clusters.as_ref().map(|_| found)
+            }
+            _ => self.clusters_before_run(&joining)?,
+        };
         self.tables.put_run(postings, &blocks)?;
         if let Some(containment) = &mut self.containment {
             containment.put_many(stored.into_iter())?;

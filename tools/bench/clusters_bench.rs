@@ -4,7 +4,13 @@
 //! ```text
 //! cargo run --release --example clusters_bench -- [--docs 100000] [--singles 200]
 //!     [--corpus FILE.jsonl] [--dir /tmp] [--threshold 0.8] [--repeat 3] [--keep]
+//!     [--reuse]
 //! ```
+//!
+//! `--reuse` opens the two files a `--keep` run left in `--dir` instead of
+//! loading them (bulk figures are then absent), to time single inserts
+//! again. Before the singles, both files' background merges are waited
+//! for.
 //!
 //! For each mode (without clusters, then with), it bulk loads `--docs`
 //! documents into a new database (`insert_bulk`, default options) — from
@@ -74,6 +80,8 @@ struct Options {
     repeat: usize,
     /// Keep the two files (`--keep`), e.g. to time `lshdb clusters` on them.
     keep: bool,
+    /// Open the files of an earlier `--keep` run instead of loading.
+    reuse: bool,
 }
 
 fn options() -> Result<Options, Error> {
@@ -91,6 +99,7 @@ fn options() -> Result<Options, Error> {
         threshold: flag("--threshold").map_or(Ok(0.8), |v| v.parse())?,
         repeat: flag("--repeat").map_or(Ok(3), |v| v.parse())?,
         keep: args.iter().any(|a| a == "--keep"),
+        reuse: args.iter().any(|a| a == "--reuse"),
     })
 }
 
@@ -146,6 +155,22 @@ fn load(options: &Options, clusters: bool) -> Result<Loaded, Error> {
     })
 }
 
+/// Opens the file an earlier `--keep` run loaded for one mode.
+fn reopen(options: &Options, clusters: bool) -> Result<Loaded, Error> {
+    let mode = if clusters { "on" } else { "off" };
+    let path = format!("{}/clusters-bench-{mode}.lshdb", options.dir);
+    let db = Database::open(&path)?;
+    let stored = db.len()?.max(1);
+    Ok(Loaded {
+        path,
+        db,
+        rate: f64::NAN,
+        stored,
+        clusters,
+        seconds: f64::NAN,
+    })
+}
+
 /// Single insert `i`: a near-duplicate of a stored document (even `i`,
 /// it joins a cluster) or a new text (odd).
 fn single_text(i: u64, stored: u64) -> String {
@@ -173,6 +198,10 @@ fn main() -> Result<(), Error> {
     // Both loads first, then the singles alternate between the two files,
     // so that both see the same disk and machine load.
     // Loads alternate too, `--repeat` times each; the best rate counts.
+    if options.reuse {
+        let modes = [reopen(&options, false)?, reopen(&options, true)?];
+        return singles(&options, modes);
+    }
     let mut modes = [load(&options, false)?, load(&options, true)?];
     for _ in 1..options.repeat {
         for (m, clusters) in [false, true].into_iter().enumerate() {
@@ -183,12 +212,29 @@ fn main() -> Result<(), Error> {
             modes[m].rate = modes[m].rate.max(best);
         }
     }
+    singles(&options, modes)
+}
+
+/// Times the single inserts into both files, prints the lines, and removes
+/// the files unless `--keep`.
+fn singles(options: &Options, modes: [Loaded; 2]) -> Result<(), Error> {
+    // The steady state a file is in between loads: no merge left to the
+    // background merger (one would take the write lock between singles).
+    for mode in &modes {
+        mode.db.wait_for_merges()?;
+    }
     let mut times = [Vec::new(), Vec::new()];
     for i in 0..options.singles {
         for (m, mode) in modes.iter().enumerate() {
-            let text = single_text(i, mode.stored);
+            // A reused file holds the singles of earlier runs: new keys.
+            let n = if options.reuse {
+                i + (mode.stored << 20)
+            } else {
+                i
+            };
+            let text = single_text(n, mode.stored);
             let start = Instant::now();
-            mode.db.insert(&format!("single-{i}"), text.as_str())?;
+            mode.db.insert(&format!("single-{n}"), text.as_str())?;
             times[m].push(start.elapsed().as_secs_f64());
         }
     }

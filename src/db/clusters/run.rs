@@ -10,15 +10,19 @@
 //! merged them) and the clusters of earlier new documents sharing a bucket,
 //! found in memory. The edges are the same as one insert at a time finds.
 
-use super::upkeep::{probe, Upkeep, ALL_BANDS};
+use super::upkeep::{probe, verified, Upkeep, ALL_BANDS};
 use crate::db::held::BandKeyMap;
 use crate::pipeline::Pipeline;
 use crate::query::plan::verify_in_memory;
+use crate::store::clusters::ClusterRead;
+use crate::store::runs::RowCache;
 use crate::store::schema::KEY_BAND;
-use crate::store::tables::WriteTables;
-use crate::Result;
+use crate::store::tables::{ReadTables, WriteTables};
+use crate::{Error, Result};
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A new document of one run, as its upkeep needs it.
 pub(crate) struct NewDoc<'a> {
@@ -52,6 +56,57 @@ pub(crate) fn band_keys_by_document(postings: &[(u32, u64, u64)]) -> NewDocs<'st
             band_keys: Cow::Owned(doc.iter().map(|p| p.2).collect()),
             bands: ALL_BANDS,
             set: None,
+        })
+        .collect()
+}
+
+/// The last committed state, read beside a bulk load's write transaction:
+/// before the load's run is written, the transaction differs from it only
+/// by the records of the run's own documents, unless one of them replaced
+/// a stored document (whose removal the transaction has made).
+pub(crate) struct StoredView {
+    /// A read transaction begun while the write lock is held.
+    pub txn: redb::ReadTransaction,
+    /// The run filters the handle keeps (`db/kept_filters.rs`).
+    pub rows: Arc<RowCache>,
+}
+
+/// What [`Upkeep::before_run`] finds, found in `view` on every core: for
+/// new documents (none replacing a stored one, each with its set held)
+/// about to be written as one run, each one's stored clusters holding a
+/// verified neighbour at `threshold`.
+pub(crate) fn before_run_in(
+    view: &StoredView,
+    pipeline: &Pipeline,
+    threshold: f64,
+    new: &NewDocs<'_>,
+) -> Result<Vec<Vec<u64>>> {
+    let mut tables = ReadTables::open(&view.txn)?;
+    tables.share_rows(Arc::clone(&view.rows))?;
+    // No cluster tables yet: nothing stored is in a cluster.
+    let Some(clusters) = ClusterRead::open(&view.txn)? else {
+        return Ok(vec![Vec::new(); new.len()]);
+    };
+    new.par_iter()
+        .map(|doc| {
+            if doc.bands == 0 {
+                return Ok(Vec::new());
+            }
+            let Some(set) = doc.set else {
+                let id = doc.id;
+                return Err(Error::corrupted(format!(
+                    "new document {id} has no set held"
+                )));
+            };
+            let mut by_cluster = Vec::new();
+            for candidate in probe(&tables, &doc.band_keys, doc.bands)? {
+                if let Some(cluster) = clusters.cluster_of(candidate)? {
+                    by_cluster.push((cluster, candidate));
+                }
+            }
+            by_cluster.sort_unstable();
+            by_cluster.dedup();
+            verified(&tables, pipeline, threshold, set, &by_cluster)
         })
         .collect()
 }

@@ -169,27 +169,7 @@ impl<'t> Upkeep<'t> {
                 )))
             }
         };
-        let mut joined = Vec::new();
-        for group in by_cluster.chunk_by(|a, b| a.0 == b.0) {
-            for &(cluster, candidate) in group {
-                // As `pairs` verifies: the set-size filter, then exactly.
-                let hits = verify(
-                    docs,
-                    pipeline,
-                    set,
-                    &[],
-                    vec![candidate],
-                    self.threshold,
-                    true,
-                    &mut Explain::default(),
-                )?;
-                if !hits.is_empty() {
-                    joined.push(cluster);
-                    break;
-                }
-            }
-        }
-        Ok(joined)
+        verified(docs, pipeline, self.threshold, set, &by_cluster)
     }
 
     /// The index threshold: documents at it or above are neighbours.
@@ -317,11 +297,45 @@ impl<'t> Upkeep<'t> {
 /// Every band: the mask of [`probe`] that reads them all.
 pub(crate) const ALL_BANDS: u64 = u64::MAX;
 
+/// Of `by_cluster`, (cluster, candidate) pairs sorted and distinct, the
+/// clusters (ascending) that hold a candidate whose similarity to shingle
+/// set `set` is `threshold` or above, verified as `pairs` verifies (the
+/// set-size filter, then exactly), read through `reader`: one verified
+/// candidate per cluster, the others not read.
+pub(super) fn verified(
+    reader: &impl Reader,
+    pipeline: &Pipeline,
+    threshold: f64,
+    set: &[u32],
+    by_cluster: &[(u64, u64)],
+) -> Result<Vec<u64>> {
+    let mut joined = Vec::new();
+    for group in by_cluster.chunk_by(|a, b| a.0 == b.0) {
+        for &(cluster, candidate) in group {
+            let hits = verify(
+                reader,
+                pipeline,
+                set,
+                &[],
+                vec![candidate],
+                threshold,
+                true,
+                &mut Explain::default(),
+            )?;
+            if !hits.is_empty() {
+                joined.push(cluster);
+                break;
+            }
+        }
+    }
+    Ok(joined)
+}
+
 /// Every id posted in the buckets of `band_keys` (fresh and in runs, no
 /// cap), ascending and distinct; only the bands whose bit is set in `bands`
 /// (bit `min(band, 63)`) are read, the others being known empty of stored
 /// documents ([`crate::db::load_filter::LoadFilter::bands_met`]).
-pub(super) fn probe(docs: &WriteTables<'_>, band_keys: &[u64], bands: u64) -> Result<Vec<u64>> {
+pub(super) fn probe(docs: &impl Index, band_keys: &[u64], bands: u64) -> Result<Vec<u64>> {
     let mut candidates = Vec::new();
     for (band, &key) in band_keys.iter().enumerate() {
         if bands >> band.min(63) & 1 == 0 {
