@@ -123,6 +123,23 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A write through the handle on the thread that holds its write
+    /// transaction open: a [`crate::Batch`] not yet committed or dropped, or
+    /// a dedup-on-write load calling its input or callback. It would wait
+    /// for that transaction forever; write through the batch, or end it
+    /// first.
+    #[error(
+        "{holder} holds {}'s write transaction open on this thread: a write through the \
+         handle would wait for it forever; write through it, or commit or drop it first",
+        path.display()
+    )]
+    WriteInProgress {
+        /// The file.
+        path: PathBuf,
+        /// What holds the transaction ("a batch", "a dedup-on-write load").
+        holder: &'static str,
+    },
+
     /// The file was not closed cleanly (its writer crashed or was killed),
     /// and this read-only open could not repair it: a read-only open repairs
     /// such a file only when it may write it (neither the file nor its folder

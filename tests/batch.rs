@@ -297,3 +297,67 @@ fn bulk_chunks_end_at_the_byte_bound() {
     assert_eq!(report.commits, 1);
     assert_eq!(report.replaced, 10);
 }
+
+/// A write through the handle on the thread that holds a batch open would
+/// wait for the batch's own transaction forever: it fails with
+/// `WriteInProgress` instead, changes nothing, and the batch goes on. Once
+/// the batch is committed (or dropped), the handle writes again; another
+/// thread's write waits for the batch, as before.
+#[test]
+fn a_write_beside_an_open_batch_on_its_thread_fails_instead_of_hanging() {
+    let (_dir, _path, db) = setup("holding.lshdb");
+    let mut batch = db.batch().unwrap();
+    batch.insert("a", "the first text of the batch").unwrap();
+    let err = db.insert("b", "another text written beside").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::WriteInProgress {
+                holder: "a batch",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("commit or drop it first"), "{err}");
+    assert!(matches!(db.batch(), Err(Error::WriteInProgress { .. })));
+    assert!(matches!(db.remove("a"), Err(Error::WriteInProgress { .. })));
+    assert!(matches!(db.flush(), Err(Error::WriteInProgress { .. })));
+    batch.insert("c", "a third text, in the batch").unwrap();
+    batch.commit().unwrap();
+    assert_eq!(db.len().unwrap(), 3); // "kept", "a", "c"
+    db.insert("b", "another text written beside").unwrap();
+    let batch = db.batch().unwrap();
+    drop(batch);
+    db.insert("d", "written once the batch is dropped").unwrap();
+    assert_eq!(db.len().unwrap(), 5);
+}
+
+/// The input and the callback of a dedup-on-write load run on the caller's
+/// thread while the load's transaction is open: a write of theirs through
+/// the handle fails with `WriteInProgress` instead of hanging.
+#[test]
+fn a_write_from_a_dedup_loads_callback_fails_instead_of_hanging() {
+    let (_dir, _path, db) = setup("holding-load.lshdb");
+    let chunks = vec![
+        vec![("a", "one text of the load")],
+        vec![("b", "a second one")],
+    ];
+    let mut refused = Vec::new();
+    db.insert_unique_bulk(chunks, 0.8, &BulkOptions::default(), |_| {
+        refused.push(db.insert("x", "written from the callback").unwrap_err());
+        true
+    })
+    .unwrap();
+    assert_eq!(refused.len(), 2);
+    assert!(refused.iter().all(|e| matches!(
+        e,
+        Error::WriteInProgress {
+            holder: "a dedup-on-write load",
+            ..
+        }
+    )));
+    assert_eq!(db.len().unwrap(), 3); // "kept", "a", "b"
+    assert!(db.get("x").unwrap().is_none());
+    db.insert("x", "written after the load").unwrap();
+}

@@ -37,3 +37,15 @@ def test_batch_with_a_refused_operation_writes_nothing(db: lshdb.Database) -> No
     assert len(db) == 0
     db.insert("after", "the handle still writes")  # not poisoned
     assert len(db) == 1
+
+
+def test_a_write_beside_an_open_batch_goes_through_at_once(db: lshdb.Database) -> None:
+    # The batch gathers its operations and applies them as the block ends
+    # (in Rust, a write beside an open `Batch` on its thread would wait for
+    # the batch's transaction, and fails instead): nothing waits here.
+    with db.batch() as b:
+        b.insert("a", "first document text")
+        db.insert("b", "a second document text")
+        assert sorted(db.keys()) == ["b"]
+        b.insert("c", "a third document text")
+    assert sorted(db.keys()) == ["a", "b", "c"]

@@ -1,5 +1,6 @@
 //! [`Batch`]: many writes committed as one durable transaction.
 
+use super::holding::Holding;
 use super::{AsDocument, Database, Unique};
 use crate::db::writer::Writer;
 use crate::pipeline::{Document, Prepared};
@@ -26,11 +27,18 @@ use redb::WriteTransaction;
 pub struct Batch<'db> {
     db: &'db Database,
     txn: WriteTransaction,
+    /// Marks this thread as holding the transaction: a write through the
+    /// handle here fails instead of waiting for it forever.
+    _holding: Holding<'db>,
 }
 
 impl<'db> Batch<'db> {
-    pub(super) fn new(db: &'db Database, txn: WriteTransaction) -> Self {
-        Self { db, txn }
+    pub(super) fn new(db: &'db Database, txn: WriteTransaction, holding: Holding<'db>) -> Self {
+        Self {
+            db,
+            txn,
+            _holding: holding,
+        }
     }
 
     fn apply<T>(&mut self, f: impl FnOnce(&mut Writer<'_, '_>) -> Result<T>) -> Result<T> {

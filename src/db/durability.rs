@@ -86,7 +86,18 @@ impl Database {
     /// A write transaction with this handle's durability. Every write of
     /// documents or labels begins here; maintenance commits stay durable.
     pub(crate) fn begin_write(&self) -> Result<redb::WriteTransaction> {
-        let mut txn = self.writable()?.begin_write()?;
+        self.begin_write_from(self.writable()?)
+    }
+
+    /// [`Database::begin_write`] for a dedup-on-write load that marked its
+    /// thread as holding the transaction (`db/holding.rs`), between two of
+    /// its own transactions.
+    pub(crate) fn begin_write_holding(&self) -> Result<redb::WriteTransaction> {
+        self.begin_write_from(self.store().writable()?)
+    }
+
+    fn begin_write_from(&self, db: &redb::Database) -> Result<redb::WriteTransaction> {
+        let mut txn = db.begin_write()?;
         if self.durability == Durability::None {
             txn.set_durability(redb::Durability::None)?;
         }

@@ -19,6 +19,7 @@ mod durability;
 mod expire;
 mod header;
 mod held;
+mod holding;
 mod kept_filters;
 mod keys;
 mod labels;
@@ -100,6 +101,9 @@ pub struct Database {
     /// Whole run filters kept between writes, for the clusters' upkeep
     /// (empty unless the file keeps clusters).
     kept_filters: Mutex<kept_filters::KeptFilters>,
+    /// The thread holding a write transaction open while the caller's
+    /// code runs, if any.
+    holder: holding::Holder,
 }
 
 /// A stored document as `get` returns it.
@@ -321,7 +325,8 @@ impl Database {
     pub fn batch(&self) -> Result<Batch<'_>> {
         crate::guard::guard(|| {
             self.check_poisoned()?;
-            Ok(Batch::new(self, self.begin_write()?))
+            let txn = self.begin_write()?;
+            Ok(Batch::new(self, txn, self.holder.hold("a batch")))
         })
     }
 
@@ -350,7 +355,10 @@ impl Database {
 
     /// The writable redb database: [`Error::ReadOnly`] on a read-only
     /// handle, [`Error::WrongProcess`] in a forked child.
+    /// [`Error::WriteInProgress`] on the thread that holds a batch or a
+    /// dedup-on-write load open.
     pub(crate) fn writable(&self) -> Result<&redb::Database> {
+        self.holder.check(&self.path)?;
         self.db.writable()
     }
 

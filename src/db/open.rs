@@ -386,6 +386,7 @@ impl Builder {
             cache: RecordCache::new(cache_bytes),
             durability: self.durability,
             kept_filters: Mutex::new(super::kept_filters::KeptFilters::new()),
+            holder: Default::default(),
         }
     }
 }

@@ -145,6 +145,9 @@ impl Database {
             let next_id = Writer::open(&txn, self.pipeline())?.take_ids(0);
             Ok((txn, Mutex::new(Arc::new(snapshot)), next_id))
         })?;
+        // The input and `decided` run on this thread while the transaction
+        // is open: a write of theirs through this handle fails, not hangs.
+        let _holding = self.holder.hold("a dedup-on-write load");
         let mut state = Writing {
             db: self,
             txn: Some(txn),
@@ -513,7 +516,7 @@ impl Writing<'_> {
         let budget = self.since_turn.elapsed().mul_f64(MERGE_SHARE);
         self.db.give_merger_turns(budget);
         self.since_turn = std::time::Instant::now();
-        let txn = self.db.begin_write()?;
+        let txn = self.db.begin_write_holding()?;
         let stored_next = Writer::open(&txn, self.db.pipeline())?.take_ids(0);
         self.txn = Some(txn);
         let (rows, filter) = {
