@@ -285,7 +285,17 @@ impl Database {
         report.stopped = pipeline(
             || Some(next_chunk()).filter(|chunk| !chunk.is_empty()),
             |chunk| self.prepare_chunk(chunk),
-            |prepared| Ok((self.write_chunk(&prepared, &mut runs)?, prepared)),
+            |prepared| {
+                let start = std::time::Instant::now();
+                let out = self.write_chunk(&prepared, &mut runs)?;
+                // The clusters' probes read every run: the merger gets the
+                // write lock for as long as the chunk held it, so that runs
+                // stay few (10 M: 15.2k -> 18.9k docs/s).
+                if runs.clusters {
+                    self.give_merger_turns(start.elapsed());
+                }
+                Ok((out, prepared))
+            },
             |((inserted, replaced), prepared)| {
                 report.inserted += inserted;
                 report.replaced += replaced;
