@@ -18,6 +18,8 @@
 //! ones are not: clusters are chains, and removing a middle link splits
 //! one.
 
+mod common;
+
 use lshdb::{BulkOptions, Config, Database, Prioritised, Representative, Unique};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -88,19 +90,7 @@ fn random_text(rng: &mut Rng) -> String {
 type Kept = BTreeMap<u64, (String, BTreeSet<String>)>;
 
 fn kept(db: &Database) -> Kept {
-    let mut out = Kept::new();
-    for cluster in db.clusters().unwrap() {
-        let cluster = cluster.unwrap();
-        let members: BTreeSet<String> = db
-            .members(cluster.id)
-            .unwrap()
-            .map(|k| k.unwrap())
-            .collect();
-        assert_eq!(members.len() as u64, cluster.size, "cluster {}", cluster.id);
-        assert!(members.contains(&cluster.representative));
-        out.insert(cluster.id, (cluster.representative, members));
-    }
-    out
+    common::maintained_clusters(db)
 }
 
 fn cluster_of_key(kept: &Kept) -> BTreeMap<String, u64> {

@@ -5,6 +5,8 @@
 //! two of the load's commits (past that filter). After each load the
 //! clusters equal `groups()`' components and `check` is clean.
 
+mod common;
+
 use lshdb::{BulkOptions, Config, Database};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,20 +33,11 @@ fn keys(n: usize) -> Vec<String> {
 
 /// The clusters of two or more, as sets of keys.
 fn kept(db: &Database) -> BTreeSet<BTreeSet<String>> {
-    let mut out = BTreeSet::new();
-    for cluster in db.clusters().unwrap() {
-        let cluster = cluster.unwrap();
-        let members: BTreeSet<String> = db
-            .members(cluster.id)
-            .unwrap()
-            .map(|k| k.unwrap())
-            .collect();
-        assert_eq!(members.len() as u64, cluster.size);
-        if members.len() > 1 {
-            out.insert(members);
-        }
-    }
-    out
+    common::maintained_clusters(db)
+        .into_values()
+        .map(|(_, members)| members)
+        .filter(|members| members.len() > 1)
+        .collect()
 }
 
 /// The clusters equal `groups()`'; `check` is clean.

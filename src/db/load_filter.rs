@@ -59,11 +59,6 @@ impl Filter {
         (word, bits)
     }
 
-    fn add(&self, h: u64) {
-        self.set(h);
-        self.keys.fetch_add(1, Ordering::Relaxed);
-    }
-
     /// Sets the bits of hash `h` (without counting it).
     fn set(&self, h: u64) {
         let (word, bits) = self.locate(h);
@@ -104,19 +99,9 @@ impl LoadFilter {
     }
 
     /// Adds a document about to be written: its key and its band keys.
+    #[cfg(test)]
     pub fn add(&self, doc: &Prepared) {
-        let hashes = hashes(doc);
-        let mut filters = self.filters.write();
-        let full = filters.last().is_none_or(|last| {
-            last.keys.load(Ordering::Relaxed) + hashes.len() as u64 > last.capacity
-        });
-        if full {
-            let capacity = filters.last().map_or(FIRST_KEYS, |last| last.capacity * 2);
-            filters.push(Filter::new(capacity));
-        }
-        if let Some(last) = filters.last() {
-            hashes.into_iter().for_each(|h| last.add(h));
-        }
+        self.add_many(&[doc]);
     }
 
     /// Adds many documents about to be written, on every core.

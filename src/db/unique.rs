@@ -461,7 +461,8 @@ impl Writing<'_> {
             .collect();
         docs.sort_by(|a, b| a.0.key.cmp(&b.0.key));
         if let Some(filter) = &self.snapshot.lock().filter {
-            docs.iter().for_each(|(doc, _)| filter.add(doc));
+            let added: Vec<&Prepared> = docs.iter().map(|(doc, _)| *doc).collect();
+            filter.add_many(&added);
         }
         let txn = self.txn.as_ref().ok_or_else(ended)?;
         let mut writer = Writer::open(txn, self.db.pipeline())?;

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 use lshdb::hash::SplitMix64;
+use lshdb::Database;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Syllables the vocabulary's pseudo-words are made of.
 const SYLLABLES: &[&str] = &[
@@ -126,4 +128,24 @@ pub fn write_every_way(db: &lshdb::Database, key: &str, text: &str) -> Vec<lshdb
     results.push(batch.insert(key, text));
     batch.abort().unwrap();
     results
+}
+
+/// A file's maintained clusters, by id: its representative and its
+/// members, read through `clusters()` and `members()`; asserts that each
+/// cluster's size is its members' count and that its representative is
+/// one of them.
+pub fn maintained_clusters(db: &Database) -> BTreeMap<u64, (String, BTreeSet<String>)> {
+    let mut out = BTreeMap::new();
+    for cluster in db.clusters().unwrap() {
+        let cluster = cluster.unwrap();
+        let members: BTreeSet<String> = db
+            .members(cluster.id)
+            .unwrap()
+            .map(|k| k.unwrap())
+            .collect();
+        assert_eq!(members.len() as u64, cluster.size, "cluster {}", cluster.id);
+        assert!(members.contains(&cluster.representative));
+        out.insert(cluster.id, (cluster.representative, members));
+    }
+    out
 }
