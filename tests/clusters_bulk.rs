@@ -57,8 +57,18 @@ fn assert_right(db: &Database) -> BTreeSet<BTreeSet<String>> {
 }
 
 fn load(db: &Database, docs: &[(String, String)], progress: impl FnMut() -> bool) {
+    load_with(db, docs, BulkOptions::default(), progress);
+}
+
+/// [`load`] with `options` (in commits of 5 documents).
+fn load_with(
+    db: &Database,
+    docs: &[(String, String)],
+    options: BulkOptions,
+    progress: impl FnMut() -> bool,
+) {
     let mut progress = progress;
-    let options = BulkOptions::default().batch(5);
+    let options = options.batch(5);
     let report = db
         .insert_bulk(docs.iter().cloned(), &options, |_| progress())
         .unwrap();
@@ -80,6 +90,31 @@ fn near_duplicates_in_different_commits_of_a_load_into_an_empty_file_join() {
     assert_eq!(clusters.len(), 3, "{clusters:?}");
     let sizes: Vec<usize> = clusters.iter().map(BTreeSet::len).collect();
     assert_eq!(sizes.iter().sum::<usize>(), 40);
+}
+
+#[test]
+fn a_load_whose_filter_outgrows_its_memory_goes_on_without_it() {
+    // 4 KiB: a filter of about 190 documents of 16 bands, dropped mid-load.
+    let docs: Vec<(String, String)> = keys(600).into_iter().zip((0..600).map(text)).collect();
+    let mut clusters = Vec::new();
+    for bytes in [4096, lshdb::DEFAULT_LOAD_FILTER_BYTES] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(
+            dir.path().join("b.lshdb"),
+            Config::jaccard(0.7).clusters(true),
+        )
+        .unwrap();
+        load_with(
+            &db,
+            &docs,
+            BulkOptions::default().load_filter_bytes(bytes),
+            || true,
+        );
+        clusters.push(assert_right(&db));
+    }
+    assert_eq!(clusters[0], clusters[1]);
+    // Families of 17 every third document: 600 / 51 of them, and a part.
+    assert_eq!(clusters[0].len(), 12, "{:?}", clusters[0]);
 }
 
 #[test]

@@ -244,6 +244,54 @@ fn outcome(r: lshdb::Result<Unique>) -> String {
     }
 }
 
+/// `n` documents of 61 interleaved families of edited copies (one or two
+/// words of 25 changed).
+fn edited_families(n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let family = (i * 7 + i / 13) % 61;
+            let base: Vec<String> = (0..25)
+                .map(|j| format!("w{}", (family * 7919 + j * 104_729) % 1_000_003))
+                .collect();
+            let text = change(&base.join(" "), &[i % 5 * 3, 24 - i % 4], "CHANGED");
+            (format!("k{i}"), text)
+        })
+        .collect()
+}
+
+#[test]
+fn a_load_into_an_empty_file_decides_the_same_when_its_filter_outgrows_its_memory() {
+    // The load's filter of what it wrote (a load into an empty file) is
+    // dropped when it passes `load_filter_bytes`; from then on every
+    // look-up reads the file. Decisions stay those of one call per
+    // document, with the filter whole, dropped mid-load, or never there.
+    let docs = edited_families(600);
+    let dir = tempfile::tempdir().unwrap();
+    let one = Database::create(dir.path().join("one.lshdb"), Config::jaccard(0.7)).unwrap();
+    let singly: Vec<String> = docs
+        .iter()
+        .map(|(k, t)| outcome(one.insert_unique(k, t.as_str(), 0.7)))
+        .collect();
+    for filter_bytes in [lshdb::DEFAULT_LOAD_FILTER_BYTES, 2048, 0] {
+        let path = dir.path().join(format!("bulk-{filter_bytes}.lshdb"));
+        let db = Database::create(path, Config::jaccard(0.7)).unwrap();
+        let options = lshdb::BulkOptions::default()
+            .batch(40)
+            .load_filter_bytes(filter_bytes);
+        let mut decided = Vec::new();
+        let chunks = docs.chunks(25).map(|part| part.to_vec());
+        db.insert_unique_bulk(chunks, 0.7, &options, |outcomes| {
+            decided.extend(outcomes.into_iter().map(outcome));
+            true
+        })
+        .unwrap();
+        assert_eq!(singly, decided, "filter of {filter_bytes} bytes");
+        assert!(db.check().unwrap().is_clean());
+    }
+    let inserted = singly.iter().filter(|s| *s == "inserted").count();
+    assert!(inserted > 61 && inserted < 450, "{inserted}");
+}
+
 #[test]
 fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
     // Families of edited copies (one or two words of 25 changed),
@@ -251,15 +299,7 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
     // and across commits; an empty text, a repeated key within a chunk, a
     // key accepted in an earlier chunk and a stored key (those chunks go
     // the one-by-one way).
-    let mut docs: Vec<(String, String)> = Vec::new();
-    for i in 0..400 {
-        let family = (i * 7 + i / 13) % 61;
-        let base: Vec<String> = (0..25)
-            .map(|j| format!("w{}", (family * 7919 + j * 104_729) % 1_000_003))
-            .collect();
-        let text = change(&base.join(" "), &[i % 5 * 3, 24 - i % 4], "CHANGED");
-        docs.push((format!("k{i}"), text));
-    }
+    let mut docs = edited_families(400);
     docs.insert(150, ("empty".into(), String::new()));
     docs.insert(200, ("k198".into(), docs[40].1.clone()));
     docs.insert(300, ("k12".into(), docs[12].1.clone()));

@@ -106,8 +106,10 @@ class Writes(Handle):
         is written, and a transaction commits every ``batch`` accepted
         documents (default 32,768), not one per document. ``memory`` (bytes)
         bounds what the call holds: a quarter for accepted documents not
-        yet written, a quarter for the look-ups' caches, as ``lshdb dedup
-        --memory`` (default: 256 MiB and 96 MiB).
+        yet written, a quarter for the look-ups' caches and, in a database
+        empty when the call began, up to a quarter for its filter of what
+        it wrote (dropped, with no change to the decisions, when outgrown),
+        as ``lshdb dedup --memory`` (default: 256 MiB, 96 MiB and 256 MiB).
 
         ``keys`` is a column of keys (str, or int); ``texts=`` an equally
         long column of texts (as :meth:`insert_many` takes them), or

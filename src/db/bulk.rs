@@ -107,6 +107,10 @@ pub const DEFAULT_MAX_HELD_BYTES: usize = 256 << 20;
 /// Default [`BulkOptions::look_up_bytes`]: 96 MiB.
 pub const DEFAULT_LOOK_UP_BYTES: usize = 96 << 20;
 
+/// Default [`BulkOptions::load_filter_bytes`]: 256 MiB, a filter of about
+/// 12 M documents of 16 bands.
+pub const DEFAULT_LOAD_FILTER_BYTES: usize = 256 << 20;
+
 /// How a bulk load runs.
 ///
 /// ```
@@ -142,6 +146,15 @@ pub struct BulkOptions {
     /// run's filter in every band its keys may share) and posting lists.
     /// Default [`DEFAULT_LOOK_UP_BYTES`].
     pub look_up_bytes: usize,
+    /// For a load into an empty database ([`Database::insert_unique_bulk`],
+    /// and [`Database::insert_bulk`] into a file with clusters): the
+    /// memory, in bytes, of the load's filter of what it wrote, about 21
+    /// bytes per document of 16 bands, which spares the look-ups most
+    /// reads of the file. A load that outgrows it drops the filter and
+    /// goes on reading the file for every look-up: slower, but its memory
+    /// stays bounded whatever its size. Default
+    /// [`DEFAULT_LOAD_FILTER_BYTES`].
+    pub load_filter_bytes: usize,
 }
 
 impl Default for BulkOptions {
@@ -152,6 +165,7 @@ impl Default for BulkOptions {
             scratch: false,
             max_held_bytes: DEFAULT_MAX_HELD_BYTES,
             look_up_bytes: DEFAULT_LOOK_UP_BYTES,
+            load_filter_bytes: DEFAULT_LOAD_FILTER_BYTES,
         }
     }
 }
@@ -187,20 +201,30 @@ impl BulkOptions {
         self
     }
 
+    /// Sets [`BulkOptions::load_filter_bytes`].
+    pub fn load_filter_bytes(mut self, bytes: usize) -> Self {
+        self.load_filter_bytes = bytes;
+        self
+    }
+
     /// For [`Database::insert_unique_bulk`]: about `bytes` of memory in
     /// all, of which a quarter holds accepted documents
-    /// ([`BulkOptions::max_held_bytes`]) and a quarter caches the look-ups
-    /// ([`BulkOptions::look_up_bytes`]); the other half is left to what
-    /// grows with the load (its filter of what it wrote, about 21 bytes a
-    /// document), the database's caches and the caller.
+    /// ([`BulkOptions::max_held_bytes`]), a quarter caches the look-ups
+    /// ([`BulkOptions::look_up_bytes`]) and at most a quarter is the
+    /// load's filter of what it wrote
+    /// ([`BulkOptions::load_filter_bytes`]); the rest is left to the
+    /// database's caches and the caller.
     ///
     /// ```
     /// let options = lshdb::BulkOptions::default().memory(1 << 30);
     /// assert_eq!(options.max_held_bytes, 1 << 28);
     /// assert_eq!(options.look_up_bytes, 1 << 28);
+    /// assert_eq!(options.load_filter_bytes, 1 << 28);
     /// ```
     pub fn memory(self, bytes: usize) -> Self {
-        self.max_held_bytes(bytes / 4).look_up_bytes(bytes / 4)
+        self.max_held_bytes(bytes / 4)
+            .look_up_bytes(bytes / 4)
+            .load_filter_bytes(bytes / 4)
     }
 }
 
@@ -281,7 +305,8 @@ impl Database {
             }
             chunk
         };
-        let mut runs = LoadRuns::new(self.pipeline().clusters().is_some());
+        let clusters = self.pipeline().clusters().is_some();
+        let mut runs = LoadRuns::new(clusters, options.load_filter_bytes);
         report.stopped = pipeline(
             || Some(next_chunk()).filter(|chunk| !chunk.is_empty()),
             |chunk| self.prepare_chunk(chunk),
@@ -383,6 +408,8 @@ struct LoadRuns {
     /// has written, so that the upkeep probes only the bands where a new
     /// document may meet a stored one.
     filter: Option<Arc<LoadFilter>>,
+    /// [`BulkOptions::load_filter_bytes`].
+    filter_bytes: usize,
     /// The document-id counter after the load's last transaction: another
     /// value at the next one means another writer stored documents between
     /// them, past the filter.
@@ -390,11 +417,13 @@ struct LoadRuns {
 }
 
 impl LoadRuns {
-    /// What a load keeps, before its first transaction.
-    fn new(clusters: bool) -> Self {
+    /// What a load keeps, before its first transaction; its filter takes
+    /// at most `filter_bytes`.
+    fn new(clusters: bool, filter_bytes: usize) -> Self {
         Self {
             clusters,
             filter: None,
+            filter_bytes,
             next_id: None,
         }
     }
@@ -407,7 +436,7 @@ impl LoadRuns {
         let next = writer.take_ids(0);
         match (self.next_id, &self.filter) {
             (None, _) if self.clusters && writer.tables_mut().len()? == 0 => {
-                self.filter = Some(Arc::new(LoadFilter::new()));
+                self.filter = Some(Arc::new(LoadFilter::with_budget(self.filter_bytes)));
             }
             (Some(expected), Some(filter)) if expected != next => filter.turn_off(),
             _ => {}

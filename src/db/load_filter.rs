@@ -15,7 +15,9 @@
 //! ordinary look-up of that band.
 //! Filters are chained, each twice as large as the one before, so memory
 //! follows the load's size: about 21 bytes per document of 16 bands (16
-//! bits per key took 34, 90 MB more at 10 M records).
+//! bits per key took 34, 90 MB more at 10 M records), up to a budget
+//! (`BulkOptions::load_filter_bytes`): a load that outgrows it turns the
+//! filter off and frees it, so that its memory stays bounded at any size.
 
 use crate::hash::{key_hash, mix64, GOLDEN_GAMMA};
 use crate::pipeline::Prepared;
@@ -75,27 +77,45 @@ impl Filter {
 pub(crate) struct LoadFilter {
     filters: RwLock<Vec<Filter>>,
     /// False once something was written that the filter does not hold;
-    /// from then on it answers "maybe" to everything.
+    /// from then on it answers "maybe" to everything. Read under the
+    /// filters' lock: turned off first, then the filters are dropped
+    /// under the write lock, so a reader that saw it on sees them whole.
     on: AtomicBool,
+    /// Keys the filters may hold in all: past it, the filter turns off
+    /// (and frees its memory) rather than grow.
+    max_keys: u64,
 }
 
 impl LoadFilter {
-    /// An empty filter, on.
-    pub fn new() -> Self {
-        Self::with_first(FIRST_KEYS)
+    /// An empty filter, on, whose parts take at most `bytes` in all; a
+    /// load that outgrows it goes on without it (every look-up then
+    /// probes the file), so that its memory stays bounded.
+    pub fn with_budget(bytes: usize) -> Self {
+        let max_keys = (bytes as u64).saturating_mul(8) / BITS_PER_KEY;
+        Self::with_first(FIRST_KEYS.min(max_keys), max_keys)
     }
 
-    /// An empty filter whose first part holds `keys` keys.
-    fn with_first(keys: u64) -> Self {
+    /// An empty filter whose first part holds `keys` keys, of `max_keys`
+    /// in all.
+    fn with_first(keys: u64, max_keys: u64) -> Self {
         Self {
             filters: RwLock::new(vec![Filter::new(keys.max(1))]),
             on: AtomicBool::new(true),
+            max_keys,
         }
     }
 
-    /// Turns the filter off for good: something was written past it.
+    /// Turns the filter off for good (something was written past it, or
+    /// it reached its budget), and frees its memory.
     pub fn turn_off(&self) {
         self.on.store(false, Ordering::SeqCst);
+        self.filters.write().clear();
+    }
+
+    /// Whether the filter still answers (false: it was turned off).
+    #[cfg(test)]
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::SeqCst)
     }
 
     /// Adds a document about to be written: its key and its band keys.
@@ -105,19 +125,30 @@ impl LoadFilter {
     }
 
     /// Adds many documents about to be written, on every core.
+    /// Past the budget, the filter turns off instead.
     pub fn add_many(&self, docs: &[&Prepared]) {
         let keys: u64 = docs.iter().map(|doc| 1 + doc.band_keys.len() as u64).sum();
         let mut filters = self.filters.write();
+        if !self.on.load(Ordering::SeqCst) {
+            return;
+        }
         let full = filters
             .last()
             .is_none_or(|last| last.keys.load(Ordering::Relaxed) + keys > last.capacity);
         if full {
-            // Large enough for these keys too, however many.
+            // Large enough for these keys too, however many; twice the
+            // last, or what is left of the budget.
             let mut capacity = filters.last().map_or(FIRST_KEYS, |last| last.capacity * 2);
             while capacity < keys {
                 capacity *= 2;
             }
-            filters.push(Filter::new(capacity));
+            let left = (self.max_keys).saturating_sub(filters.iter().map(|f| f.capacity).sum());
+            if left < keys {
+                drop(filters);
+                self.turn_off();
+                return;
+            }
+            filters.push(Filter::new(capacity.min(left)));
         }
         if let Some(last) = filters.last() {
             docs.par_iter()
@@ -131,10 +162,10 @@ impl LoadFilter {
     /// a document of the load may share its band key (bit `b` for band
     /// `b`; the others certainly not). Everything when off.
     pub fn may_meet(&self, doc: &Prepared) -> (bool, u64) {
+        let filters = self.filters.read();
         if !self.on.load(Ordering::SeqCst) {
             return (true, u64::MAX);
         }
-        let filters = self.filters.read();
         // The newest filter first: the largest, holding most keys.
         let held = |h: u64| filters.iter().rev().any(|f| f.may_hold(h));
         let bands = mask(band_hashes(&doc.band_keys), held);
@@ -144,10 +175,10 @@ impl LoadFilter {
     /// The bands (bit `min(band, 63)`) in which a document of the load may
     /// share a bucket with band keys `band_keys`; everything when off.
     pub fn bands_met(&self, band_keys: &[u64]) -> u64 {
+        let filters = self.filters.read();
         if !self.on.load(Ordering::SeqCst) {
             return u64::MAX;
         }
-        let filters = self.filters.read();
         mask(band_hashes(band_keys), |h| {
             filters.iter().rev().any(|f| f.may_hold(h))
         })
@@ -190,7 +221,7 @@ mod tests {
 
     #[test]
     fn added_documents_are_always_met() {
-        let filter = LoadFilter::new();
+        let filter = LoadFilter::with_budget(1 << 20);
         let a = prepared("a", "the quick brown fox jumps over the lazy dog");
         assert_eq!(filter.may_meet(&a), (false, 0));
         filter.add(&a);
@@ -209,7 +240,7 @@ mod tests {
 
     #[test]
     fn grows_and_keeps_everything_and_turns_off() {
-        let filter = LoadFilter::with_first(40);
+        let filter = LoadFilter::with_first(40, u64::MAX);
         let docs: Vec<Prepared> = (0..200)
             .map(|i| prepared(&format!("k{i}"), &format!("document number {i} of a load")))
             .collect();
@@ -223,5 +254,35 @@ mod tests {
         let other = prepared("zz", "an unrelated sentence about lighthouses");
         filter.turn_off();
         assert_eq!(filter.may_meet(&other), (true, u64::MAX));
+    }
+
+    #[test]
+    fn a_filter_past_its_budget_turns_off_and_frees_its_memory() {
+        // 2,048 bytes: 1,638 keys.
+        let filter = LoadFilter::with_budget(2048);
+        let docs: Vec<Prepared> = (0..400)
+            .map(|i| prepared(&format!("k{i}"), &format!("document number {i} of a load")))
+            .collect();
+        let mut added = 0;
+        while filter.is_on() {
+            filter.add(&docs[added]);
+            added += 1;
+            if filter.is_on() {
+                // Whatever was added is met, up to the last document.
+                for d in &docs[..added] {
+                    assert_eq!(filter.may_meet(d), (true, (1u64 << d.band_keys.len()) - 1));
+                }
+            }
+        }
+        // The document that would not fit turned it off.
+        let per_doc = 1 + docs[0].band_keys.len();
+        assert_eq!(added, 2048 * 8 / BITS_PER_KEY as usize / per_doc + 1);
+        assert!(filter.filters.read().is_empty(), "memory freed");
+        // Off: "maybe" for everything, and adding more changes nothing.
+        filter.add(&docs[300]);
+        for d in &docs {
+            assert_eq!(filter.may_meet(d), (true, u64::MAX));
+            assert_eq!(filter.bands_met(&d.band_keys), u64::MAX);
+        }
     }
 }

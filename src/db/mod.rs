@@ -39,8 +39,8 @@ mod writer;
 
 pub use batch::Batch;
 pub use bulk::{
-    AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_LOOK_UP_BYTES,
-    DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_HELD_BYTES,
+    AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_LOAD_FILTER_BYTES,
+    DEFAULT_LOOK_UP_BYTES, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_HELD_BYTES,
 };
 pub use clusters::priority::Prioritised;
 pub use clusters::{ClusterInfo, Clusters, Members};

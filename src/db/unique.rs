@@ -140,7 +140,7 @@ impl Database {
                     options.look_up_bytes / 4 * 3,
                     options.look_up_bytes / 4,
                 )),
-                filter: empty.then(|| Arc::new(LoadFilter::new())),
+                filter: empty.then(|| Arc::new(LoadFilter::with_budget(options.load_filter_bytes))),
             };
             let next_id = Writer::open(&txn, self.pipeline())?.take_ids(0);
             Ok((txn, Mutex::new(Arc::new(snapshot)), next_id))

@@ -88,11 +88,12 @@ pub struct Args {
     batch: usize,
     /// About the most memory the run takes (K, M or G): a quarter of it
     /// holds the kept records not yet written to the database, which are
-    /// written as they pass it, and a quarter caches the database's filters
-    /// and lists for the look-ups; without --db, a sixteenth is the
+    /// written as they pass it, a quarter caches the database's filters
+    /// and lists for the look-ups, and up to a quarter is the filter of
+    /// what the run wrote (21 bytes per kept record; a run that outgrows
+    /// it goes on without it, slower); without --db, a sixteenth is the
     /// temporary database's page and record caches. Besides, 8.5 bytes per
-    /// record for repeated ids and 21 per kept record for the filter of
-    /// what the run wrote.
+    /// record for repeated ids.
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,
     /// Sliding-window dedup (with --db): first remove the documents --db
