@@ -5,7 +5,7 @@
 //! cargo run --release --example scale_bench -- \
 //!     --corpus tools/data/scale-10m.jsonl --db /tmp/scale.lshdb \
 //!     [--step 1000000] [--first 100000] [--limit N] [--threshold 0.8] [--queries 1000] [--singles 50]
-//!     [--singles-only]   (only: N single inserts and removes on the existing --db)
+//!     [--singles-only [--cache-mb MB]]   (only: N single inserts and removes on the existing --db)
 //!     [--ab-filters]
 //! ```
 //!
@@ -46,6 +46,9 @@ struct Options {
     singles: usize,
     ab_filters: bool,
     singles_only: bool,
+    /// `--cache-mb`: the storage engine's page cache of the `--singles-only`
+    /// handle (default: the library's).
+    cache_mb: Option<usize>,
 }
 
 fn options() -> Result<Options, Error> {
@@ -66,13 +69,14 @@ fn options() -> Result<Options, Error> {
         singles: flag("--singles").map_or(Ok(50), |s| s.parse())?,
         ab_filters: args.iter().any(|a| a == "--ab-filters"),
         singles_only: args.iter().any(|a| a == "--singles-only"),
+        cache_mb: flag("--cache-mb").map(|s| s.parse()).transpose()?,
     })
 }
 
 fn main() -> Result<(), Error> {
     let o = options()?;
     if o.singles_only {
-        return singles_only(&o.db_path, o.singles);
+        return singles_only(&o.db_path, o.singles, o.cache_mb);
     }
 
     let _ = std::fs::remove_file(&o.db_path);
@@ -362,8 +366,16 @@ fn pct(v: &[Duration], p: f64) -> f64 {
 
 /// `--singles-only`: `singles` durable single inserts and removes on the
 /// existing database at `--db` (left as it was), as p50 / p90 / p99 ms.
-fn singles_only(db_path: &str, singles: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Database::open(db_path)?;
+fn singles_only(
+    db_path: &str,
+    singles: usize,
+    cache_mb: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut builder = Database::builder();
+    if let Some(mb) = cache_mb {
+        builder = builder.cache_bytes(mb << 20);
+    }
+    let db = builder.open(db_path)?;
     let (inserts, removes) = time_singles(&db, singles, "only")?;
     println!(
         "{}",
