@@ -26,6 +26,16 @@ fn text(i: usize) -> String {
     words.join(" ")
 }
 
+/// A new file with clusters, `name` in `dir`.
+fn with_clusters(dir: &tempfile::TempDir, name: &str) -> Database {
+    Database::create(dir.path().join(name), Config::jaccard(0.7).clusters(true)).unwrap()
+}
+
+/// Documents `0..n`: [`keys`] with [`text`].
+fn corpus(n: usize) -> Vec<(String, String)> {
+    keys(n).into_iter().zip((0..n).map(text)).collect()
+}
+
 fn keys(n: usize) -> Vec<String> {
     // Keys in input order: ids follow key order within a commit.
     (0..n).map(|i| format!("d{i:04}")).collect()
@@ -78,12 +88,8 @@ fn load_with(
 #[test]
 fn near_duplicates_in_different_commits_of_a_load_into_an_empty_file_join() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("e.lshdb"),
-        Config::jaccard(0.7).clusters(true),
-    )
-    .unwrap();
-    let docs: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    let db = with_clusters(&dir, "e.lshdb");
+    let docs = corpus(120);
     load(&db, &docs, || true);
     let clusters = assert_right(&db);
     // The families: multiples of 3 in 0..=48, 51..=99 and 102..=117.
@@ -95,15 +101,11 @@ fn near_duplicates_in_different_commits_of_a_load_into_an_empty_file_join() {
 #[test]
 fn a_load_whose_filter_outgrows_its_memory_goes_on_without_it() {
     // 4 KiB: a filter of about 190 documents of 16 bands, dropped mid-load.
-    let docs: Vec<(String, String)> = keys(600).into_iter().zip((0..600).map(text)).collect();
+    let docs = corpus(600);
     let mut clusters = Vec::new();
     for bytes in [4096, lshdb::DEFAULT_LOAD_FILTER_BYTES] {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::create(
-            dir.path().join("b.lshdb"),
-            Config::jaccard(0.7).clusters(true),
-        )
-        .unwrap();
+        let db = with_clusters(&dir, "b.lshdb");
         load_with(
             &db,
             &docs,
@@ -120,13 +122,9 @@ fn a_load_whose_filter_outgrows_its_memory_goes_on_without_it() {
 #[test]
 fn a_load_into_a_file_that_holds_documents_finds_them() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("f.lshdb"),
-        Config::jaccard(0.7).clusters(true),
-    )
-    .unwrap();
+    let db = with_clusters(&dir, "f.lshdb");
     // Every other family member first, one by one; the rest by a load.
-    let all: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    let all = corpus(120);
     for (key, text) in all.iter().step_by(2) {
         db.insert(key, text.as_str()).unwrap();
     }
@@ -142,12 +140,8 @@ fn a_load_into_a_file_that_holds_documents_finds_them() {
 #[test]
 fn documents_stored_between_a_loads_commits_are_met() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("g.lshdb"),
-        Config::jaccard(0.7).clusters(true),
-    )
-    .unwrap();
-    let docs: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    let db = with_clusters(&dir, "g.lshdb");
+    let docs = corpus(120);
     // Near-duplicates of documents of the load that are in no family (so
     // nothing else the load wrote shares their buckets), stored between
     // its first commits.
@@ -179,12 +173,8 @@ fn documents_stored_between_a_loads_commits_are_met() {
 #[test]
 fn a_dedup_load_into_an_empty_file_keeps_clusters_right() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("u.lshdb"),
-        Config::jaccard(0.7).clusters(true),
-    )
-    .unwrap();
-    let docs: Vec<(String, String)> = keys(120).into_iter().zip((0..120).map(text)).collect();
+    let db = with_clusters(&dir, "u.lshdb");
+    let docs = corpus(120);
     let chunks: Vec<Vec<(String, String)>> = docs.chunks(5).map(<[_]>::to_vec).collect();
     let options = BulkOptions::default().memory(4096);
     // At 0.999 only exact copies are duplicates: every document is kept.

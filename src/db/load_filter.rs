@@ -142,7 +142,9 @@ impl LoadFilter {
             while capacity < keys {
                 capacity *= 2;
             }
-            let left = (self.max_keys).saturating_sub(filters.iter().map(|f| f.capacity).sum());
+            let left = self
+                .max_keys
+                .saturating_sub(filters.iter().map(|f| f.capacity).sum());
             if left < keys {
                 drop(filters);
                 self.turn_off();
