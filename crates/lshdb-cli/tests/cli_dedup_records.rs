@@ -271,3 +271,40 @@ fn outputs_that_are_one_file_or_the_new_database_are_refused_before_writing() {
     ])
     .ok();
 }
+
+/// With `--memory 64M` the repeated-id check keeps about 490,000 ids in
+/// memory and the rest in a temporary file: of 600,000 records (empty
+/// texts, so that the index has nothing to do), ids repeated from the
+/// start of the input (in the file) and from just before (in memory) are
+/// both rejected, and every other record is kept.
+#[test]
+fn ids_past_the_memory_for_them_are_still_checked_for_repeats() {
+    let cli = Cli::new();
+    let mut input: String = (0..600_000)
+        .map(|i| format!("{{\"id\":\"r{i}\",\"text\":\"\"}}\n"))
+        .collect();
+    for id in ["r0", "r12345", "r599998"] {
+        input.push_str(&format!("{{\"id\":\"{id}\",\"text\":\"again\"}}\n"));
+    }
+    cli.write("in.jsonl", &input);
+    let run = dedup_ids(
+        &cli,
+        "in.jsonl",
+        &[&["--memory", "64M", "--out", "k.jsonl"][..], &SIDE_OUTPUTS].concat(),
+    )
+    .ok();
+    assert_eq!(run.json()["kept"], 600_000);
+    let rejected = lines_of(&cli, "r.jsonl");
+    let lines: Vec<u64> = rejected
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(
+                v["reason"].as_str().unwrap().starts_with("repeated id"),
+                "{v}"
+            );
+            v["line"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(lines, [600_001, 600_002, 600_003]);
+}

@@ -29,11 +29,13 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     // given to the index while the input waits, so that it decides what
     // it holds before the next chunk comes).
     let pending: RefCell<VecDeque<Option<Pending>>> = RefCell::new(VecDeque::new());
-    // Keys of this run, for repeated ids: a 64-bit hash each, so that
-    // memory stays small at tens of millions of records (8.5 bytes each).
-    // Two ids of one hash (about 1 in 3·10⁵ runs of 10 M records) make the second a
-    // rejected record, which fails the run without --rejected: never lost.
-    let mut seen = Hashes::default();
+    // Keys of this run, for repeated ids: a 64-bit hash each (8.5 bytes),
+    // a sixteenth of --memory of them in memory and the rest in a
+    // temporary file, so that memory stays bounded at any number of
+    // records. Two ids of one hash (about 1 in 3·10⁵ runs of 10 M records)
+    // make the second a rejected record, which fails the run without
+    // --rejected: never lost.
+    let mut seen = Hashes::with_budget(args.memory / 16);
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     // A temporary database is thrown away: it need not be written.
@@ -167,7 +169,12 @@ fn triage(
         read += 1;
         bar.inc(1);
         let key = good.id.clone().unwrap_or_else(|| place.key(*line));
-        if !seen.insert(id_hash(&key)) {
+        let new = seen.insert(id_hash(&key)).map_err(|e| {
+            CliError::Message(format!(
+                "the repeated-id check cannot use its temporary file: {e}"
+            ))
+        })?;
+        if !new {
             let reason = format!(
                 "repeated id: `{}` is also earlier in the input",
                 short(&key)

@@ -92,8 +92,9 @@ pub struct Args {
     /// and lists for the look-ups, and up to a quarter is the filter of
     /// what the run wrote (21 bytes per kept record; a run that outgrows
     /// it goes on without it, slower); without --db, a sixteenth is the
-    /// temporary database's page and record caches. Besides, 8.5 bytes per
-    /// record for repeated ids.
+    /// temporary database's page and record caches; a sixteenth holds the
+    /// ids seen, for the repeated-id check (8.5 bytes each; past it, they
+    /// go to a temporary file).
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,
     /// Sliding-window dedup (with --db): first remove the documents --db
