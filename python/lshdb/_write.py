@@ -106,7 +106,7 @@ class Writes(Handle):
         is written, and a transaction commits every ``batch`` accepted
         documents (default 32,768), not one per document. ``memory`` (bytes)
         bounds what the call holds: a quarter for accepted documents not
-        yet written, a quarter for the look-ups' caches and, in a database
+        yet written, an eighth for the look-ups' caches and, in a database
         empty when the call began, up to a quarter for its filter of what
         it wrote (dropped, with no change to the decisions, when outgrown),
         as ``lshdb dedup --memory`` (default: 256 MiB, 96 MiB and 256 MiB).

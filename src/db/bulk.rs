@@ -209,7 +209,7 @@ impl BulkOptions {
 
     /// For [`Database::insert_unique_bulk`]: about `bytes` of memory in
     /// all, of which a quarter holds accepted documents
-    /// ([`BulkOptions::max_held_bytes`]), a quarter caches the look-ups
+    /// ([`BulkOptions::max_held_bytes`]), an eighth caches the look-ups
     /// ([`BulkOptions::look_up_bytes`]) and at most a quarter is the
     /// load's filter of what it wrote
     /// ([`BulkOptions::load_filter_bytes`]); the rest is left to the
@@ -218,12 +218,12 @@ impl BulkOptions {
     /// ```
     /// let options = lshdb::BulkOptions::default().memory(1 << 30);
     /// assert_eq!(options.max_held_bytes, 1 << 28);
-    /// assert_eq!(options.look_up_bytes, 1 << 28);
+    /// assert_eq!(options.look_up_bytes, 1 << 27);
     /// assert_eq!(options.load_filter_bytes, 1 << 28);
     /// ```
     pub fn memory(self, bytes: usize) -> Self {
         self.max_held_bytes(bytes / 4)
-            .look_up_bytes(bytes / 4)
+            .look_up_bytes(bytes / 8)
             .load_filter_bytes(bytes / 4)
     }
 }

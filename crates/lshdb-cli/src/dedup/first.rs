@@ -30,12 +30,12 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     // it holds before the next chunk comes).
     let pending: RefCell<VecDeque<Option<Pending>>> = RefCell::new(VecDeque::new());
     // Keys of this run, for repeated ids: a 64-bit hash each (8.5 bytes),
-    // a sixteenth of --memory of them in memory and the rest in a
+    // a thirty-second of --memory of them in memory and the rest in a
     // temporary file, so that memory stays bounded at any number of
     // records. Two ids of one hash (about 1 in 3·10⁵ runs of 10 M records)
     // make the second a rejected record, which fails the run without
     // --rejected: never lost.
-    let mut seen = Hashes::with_budget(args.memory / 16);
+    let mut seen = Hashes::with_budget(args.memory / 32);
     let mut sink: Option<Sink<Target>> = None;
     let mut target = Some(target);
     // A temporary database is thrown away: it need not be written.

@@ -88,13 +88,13 @@ pub struct Args {
     batch: usize,
     /// About the most memory the run takes (K, M or G): a quarter of it
     /// holds the kept records not yet written to the database, which are
-    /// written as they pass it, a quarter caches the database's filters
+    /// written as they pass it, an eighth caches the database's filters
     /// and lists for the look-ups, and up to a quarter is the filter of
     /// what the run wrote (21 bytes per kept record; a run that outgrows
-    /// it goes on without it, slower); without --db, a sixteenth is the
-    /// temporary database's page and record caches; a sixteenth holds the
-    /// ids seen, for the repeated-id check (8.5 bytes each; past it, they
-    /// go to a temporary file).
+    /// it goes on without it, slower); without --db, an eighth caches the
+    /// temporary database's records and a 128th its pages; a 32nd holds
+    /// the ids seen, for the repeated-id check (8.5 bytes each; past it,
+    /// they go to a temporary file).
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,
     /// Sliding-window dedup (with --db): first remove the documents --db
@@ -402,10 +402,15 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
             let dir = tempfile::tempdir().map_err(|e| {
                 CliError::Message(format!("cannot create a temporary database: {e}"))
             })?;
-            // Its caches are part of --memory too: a thirty-second each.
+            // Its caches are part of --memory too: an eighth for decoded
+            // records, which the look-ups verify again and again (family
+            // members are candidates of each other), and a hundred-and-
+            // twenty-eighth for redb's pages, which at 10 M records are
+            // mostly read once (docs/benchmarks.md: with 32 MiB each, 13 %
+            // slower at the same memory).
             let db = Database::builder()
-                .cache_bytes(args.memory / 32)
-                .record_cache_bytes(args.memory / 32)
+                .cache_bytes(args.memory / 128)
+                .record_cache_bytes(args.memory / 8)
                 .create(dir.path().join("dedup.lshdb"), config())?;
             ctx.interrupt().writing();
             Ok((db, Some(dir)))
