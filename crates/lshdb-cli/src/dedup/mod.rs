@@ -406,8 +406,8 @@ fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::Tem
             // records, which the look-ups verify again and again (family
             // members are candidates of each other), and a hundred-and-
             // twenty-eighth for redb's pages, which at 10 M records are
-            // mostly read once (docs/benchmarks.md: with 32 MiB each, 13 %
-            // slower at the same memory).
+            // mostly read once (docs/benchmarks.md: with a 32nd each, a
+            // 10 M dedup took 16 % longer at a 20 MB higher peak).
             let db = Database::builder()
                 .cache_bytes(args.memory / 128)
                 .record_cache_bytes(args.memory / 8)
