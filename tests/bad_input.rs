@@ -523,18 +523,18 @@ fn other_format_versions_are_refused_with_advice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.lshdb");
     drop(fixture_at(&path));
-    set_format_version(&path, 5);
+    set_format_version(&path, 6);
     match Database::open(&path) {
         Err(Error::FormatVersion {
             path: p,
-            found: 5,
-            supported: 4,
+            found: 6,
+            supported: 5,
             ..
         }) => assert_eq!(p, path),
         other => panic!("expected FormatVersion, got {other:?}"),
     }
     let msg = Database::open(&path).unwrap_err().to_string();
-    assert!(msg.contains("version 5"), "{msg}");
+    assert!(msg.contains("version 6"), "{msg}");
     assert!(msg.contains("upgrade lshdb"), "{msg}");
 
     set_format_version(&path, 0);
@@ -547,14 +547,14 @@ fn other_format_versions_are_refused_with_advice() {
 
     // Back to version 1: opens with its documents.
     // Version 1 (no posting runs) is read as it is; a read-only open leaves
-    // it at 1, and an open for writing marks it 4 before writing anything.
+    // it at 1, and an open for writing marks it current before writing anything.
     set_format_version(&path, 1);
     let reader = Database::builder().read_only(true).open(&path).unwrap();
     assert_eq!(reader.len().unwrap(), 2);
     drop(reader);
     assert_eq!(format_version(&path), 1);
     assert_eq!(Database::open(&path).unwrap().len().unwrap(), 2);
-    assert_eq!(format_version(&path), 4);
+    assert_eq!(format_version(&path), lshdb::FORMAT_VERSION);
 }
 
 use common::format_version;

@@ -1,8 +1,10 @@
-//! Files of formats 2 and 3 read as they are and upgraded to format 4 by
-//! the first open for writing; old and new records then live side by side
+//! Files of formats 2 and 3 read as they are and upgraded to the current
+//! format (5) by the first open for writing; old and new records then live side by side
 //! through every operation. Format 2's signature records hold 128 MinHash
 //! values (format 3 stops storing them); formats 2 and 3 index keys in a
-//! `keys` table, which the upgrade replaces by key postings (format 4).
+//! `keys` table, which the upgrade replaces by key postings (format 4),
+//! and key their run blocks by their first posting in `run_blocks`, which
+//! the upgrade moves to `run_blocks_by_last` (format 5).
 //!
 //! `tests/fixtures/format-v2.lshdb` was written by lshdb at commit 06ff7c9
 //! (the last build writing format 2), `tests/fixtures/format-v3.lshdb` at
@@ -55,6 +57,11 @@ fn fixture_copy(dir: &Path, version: u32) -> PathBuf {
 
 /// Whether the file has a `keys` table (formats 1 to 3).
 fn has_keys_table(path: &Path) -> bool {
+    has_table(path, "keys")
+}
+
+/// Whether the file has a table named `name`.
+fn has_table(path: &Path, name: &str) -> bool {
     let db = redb::Database::open(path).unwrap();
     let read = db.begin_read().unwrap();
     use redb::TableHandle;
@@ -63,7 +70,7 @@ fn has_keys_table(path: &Path) -> bool {
         .unwrap()
         .map(|t| t.name().to_owned())
         .collect();
-    names.iter().any(|n| n == "keys")
+    names.iter().any(|n| n == name)
 }
 
 use common::format_version;
@@ -160,6 +167,77 @@ fn a_format_3_file_is_read_as_it_is_and_upgraded_on_write() {
     read_as_it_is_and_upgraded_on_write(3);
 }
 
+/// `tests/fixtures/format-v4.lshdb` was written by the `lshdb` CLI at
+/// commit f49628e (the last build writing format 4: run blocks keyed by
+/// their first posting, keys indexed by key postings in the runs), then
+/// compacted as the others, by:
+///
+/// ```text
+/// lshdb create F --threshold 0.6 --bands 25 --rows 5 --simhash --store-text
+/// lshdb add F --jsonl FAMILIES --batch 8   # text(f, m) as "f{f}-m{m}", f < 8, m < 5
+/// lshdb remove F f1-m0
+/// lshdb add F --text-stdin single          # SINGLE on standard input
+/// ```
+///
+/// Never regenerate it to make this test pass.
+#[test]
+fn a_format_4_file_is_read_as_it_is_and_its_blocks_move_on_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path(), 4);
+    assert!(
+        has_table(&path, "run_blocks"),
+        "blocks keyed by their first posting"
+    );
+    assert!(!has_table(&path, "run_blocks_by_last"));
+    assert!(!has_keys_table(&path));
+    let answers = |db: &Database| {
+        assert_eq!(db.len().unwrap(), 40);
+        // Key look-ups read the key postings in the runs.
+        assert!(db.get("f1-m0").unwrap().is_none()); // removed
+        assert!(db.contains("f3-m2").unwrap());
+        assert_eq!(db.get("single").unwrap().unwrap().key, "single");
+        let found = hit_keys(db, &text(2, 1));
+        assert!(found.contains(&"f2-m1".to_owned()), "{found:?}");
+        assert!(!hit_keys(db, &text(1, 1)).contains(&"f1-m0".to_owned()));
+        assert_eq!(hit_keys(db, SINGLE), ["single"]);
+        let (lsh, exact) = both_pairs(db, 0.6);
+        assert_eq!(lsh, exact);
+        assert!(lsh.len() > 7 * 10 + 6, "{}", lsh.len());
+        assert!(db.check().unwrap().is_clean(), "{:?}", db.check().unwrap());
+        (
+            lsh,
+            (0..8).map(|f| keys_of(db, &text(f, 3))).collect::<Vec<_>>(),
+        )
+    };
+
+    // Read-only: answers, and the file stays as it is, byte for byte.
+    let before = std::fs::read(&path).unwrap();
+    let read_only = {
+        let db = Database::builder().read_only(true).open(&path).unwrap();
+        answers(&db)
+    };
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(format_version(&path), 4);
+
+    // Opened for writing: every block moves under its last posting, and
+    // the file answers as before, then takes writes and merges.
+    drop(Database::open(&path).unwrap());
+    assert_eq!(format_version(&path), lshdb::FORMAT_VERSION);
+    assert!(!has_table(&path, "run_blocks"));
+    assert!(has_table(&path, "run_blocks_by_last"));
+    let mut db = Database::open(&path).unwrap();
+    assert_eq!(answers(&db), read_only);
+    db.insert("f2-new", &text(2, 7)).unwrap();
+    assert!(db.remove("f2-m1").unwrap());
+    let found = hit_keys(&db, &text(2, 0));
+    assert!(found.contains(&"f2-new".to_owned()));
+    assert!(!found.contains(&"f2-m1".to_owned()));
+    db.compact().unwrap();
+    assert!(db.check_pages().unwrap().is_clean());
+    assert_eq!(hit_keys(&db, &text(2, 0)), found);
+    assert_eq!(hit_keys(&db, SINGLE), ["single"]);
+}
+
 fn read_as_it_is_and_upgraded_on_write(version: u32) {
     let dir = tempfile::tempdir().unwrap();
     let path = fixture_copy(dir.path(), version);
@@ -169,6 +247,10 @@ fn read_as_it_is_and_upgraded_on_write(version: u32) {
     assert_eq!(records.len(), 41);
     assert!(records.iter().all(|(_, r)| r.values.len() == values));
     assert!(has_keys_table(&path));
+    assert!(
+        has_table(&path, "run_blocks"),
+        "blocks keyed by their first posting"
+    );
 
     // Read-only: answers, and the file stays as it is, byte for byte.
     let before = std::fs::read(&path).unwrap();
@@ -193,11 +275,13 @@ fn read_as_it_is_and_upgraded_on_write(version: u32) {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(format_version(&path), version);
 
-    // Opened for writing: upgraded to format 4 first (its keys table
+    // Opened for writing: upgraded to the current format first (its keys table
     // replaced by key postings); old records keep their values, new ones
     // hold none, and every operation sees both.
     drop(Database::open(&path).unwrap());
-    assert_eq!(format_version(&path), 4);
+    assert_eq!(format_version(&path), lshdb::FORMAT_VERSION);
+    assert!(!has_table(&path, "run_blocks"));
+    assert!(has_table(&path, "run_blocks_by_last"));
     assert!(!has_keys_table(&path));
     let db = Database::open(&path).unwrap();
     assert!(db.check().unwrap().is_clean(), "{:?}", db.check().unwrap());

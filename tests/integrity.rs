@@ -386,7 +386,7 @@ fn a_foreign_key_posting_does_not_mislead_look_ups() {
 fn stats_walks_nothing_and_stats_deep_walks_everything() {
     const SIGS: TableDefinition<u64, &[u8]> = TableDefinition::new("sigs");
     const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
-        TableDefinition::new("run_blocks");
+        TableDefinition::new("run_blocks_by_last");
     let (_dir, path, db) = common::new_db_at("s.lshdb", Config::jaccard(0.8).simhash(3));
     let corpus = common::families(0x5747, FAMILIES, MEMBERS, 30);
     let docs = corpus.iter().enumerate().flat_map(|(f, family)| {

@@ -11,13 +11,20 @@
 //!   [`check_key_count`]; the upgrade replaces it by key postings;
 //! - no posting runs (format 1): `ReadRuns::open` reads a file without the
 //!   run tables as having no runs, and the upgrade creates them;
+//! - run blocks keyed by their first posting (formats 2 to 4), in the
+//!   `run_blocks` table ([`FIRST_KEYED_BLOCKS`]): `ReadRuns::open` opens it
+//!   when the file has no `run_blocks_by_last` and looks buckets up with
+//!   [`first_keyed_postings`]; the upgrade moves every block to
+//!   `run_blocks_by_last` under its last posting (format 5);
 //! - MinHash values in signature records (formats 1 and 2): the record
 //!   codec decodes them, and they are used as they are where present
 //!   (`Pipeline::stored_signature`); records written since hold none and
 //!   their values are recomputed from the stored set.
 
+use crate::store::probe::Probe;
+use crate::store::runs::collect_blocks;
 use crate::Result;
-use redb::{ReadOnlyTable, ReadTransaction, ReadableTableMetadata, TableDefinition};
+use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata, TableDefinition};
 
 /// External key → internal document id; files of formats 1 to 3 only
 /// (format 4 indexes keys by `KEY_BAND` postings).
@@ -91,6 +98,57 @@ impl LegacyKeys for Option<ReadOnlyTable<&'static str, u64>> {
             None => Ok(None),
         }
     }
+}
+
+/// Run blocks keyed by their first posting, `(run, band, first key, first
+/// id)` → `Tag::Block` record: files of formats 2 to 4 (format 5 keys them
+/// by their last posting, `store::runs::RUN_BLOCKS`).
+pub const FIRST_KEYED_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
+    TableDefinition::new("run_blocks");
+
+/// A read transaction's [`FIRST_KEYED_BLOCKS`] table.
+pub type FirstKeyedBlocks = ReadOnlyTable<(u32, u32, u64, u64), &'static [u8]>;
+
+/// The run blocks of a file of format 2 to 4 read as it is; `None` when the
+/// file has none.
+///
+/// # Errors
+/// Storage errors other than the table's absence.
+pub fn open_first_keyed_blocks(txn: &ReadTransaction) -> Result<Option<FirstKeyedBlocks>> {
+    match txn.open_table(FIRST_KEYED_BLOCKS) {
+        Ok(table) => Ok(Some(table)),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Appends to `out` the ids of `probe`'s list in run `run` of a
+/// [`FIRST_KEYED_BLOCKS`] table, ascending, at most its `cap`; true when
+/// cut there: the block holding the bucket's start is the last one
+/// starting at or before `(key, start)`, followed by the next ones while
+/// the bucket goes on.
+///
+/// # Errors
+/// Storage errors and damaged blocks.
+pub fn first_keyed_postings(
+    blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
+    run: u32,
+    probe: Probe,
+    out: &mut Vec<u64>,
+) -> Result<bool> {
+    let Some(start) = probe.start() else {
+        return Ok(false);
+    };
+    let (band, key, cap) = (probe.index, probe.key, probe.cap);
+    let first = blocks
+        .range(..=(run, band, key, start))?
+        .next_back()
+        .transpose()?
+        .map(|(k, _)| k.value())
+        .filter(|k| (k.0, k.1) == (run, band));
+    let from = first.unwrap_or((run, band, key, start));
+    let rows = blocks.range(from..=(run, band, key, u64::MAX))?;
+    collect_blocks(rows, run, band, key, start, cap, out)
 }
 
 #[cfg(test)]

@@ -23,12 +23,20 @@ use redb::TableDefinition;
 /// fresh postings and the runs like its band postings, and a look-up
 /// compares the key its document record stores.
 ///
-/// So this build reads versions 1 to 4; opening an older file for writing
-/// upgrades it to version 4 in one commit before anything else is written
-/// to it: it marks the version, and moves the `keys` table's entries into
-/// key postings (an older reader would not see postings in runs, nor find
-/// values in new records, nor find keys).
-pub const FORMAT_VERSION: u32 = 4;
+/// Version 5 keys each run block by its last posting instead of its first,
+/// in the table `run_blocks_by_last` (was `run_blocks`): the block holding
+/// the start of a bucket is then the first one at or after it, and a
+/// look-up reads that block's leaf only. Keyed by its first posting, a
+/// block filled its leaf, so a look-up of the last block at or before a
+/// key landed on the next block's leaf and stepped back: two leaf reads.
+///
+/// So this build reads versions 1 to 5; opening an older file for writing
+/// upgrades it to version 5 in one commit before anything else is written
+/// to it: it marks the version, moves the run blocks under their last
+/// posting, and moves the `keys` table's entries into key postings (an
+/// older reader would not see postings in runs, nor find values in new
+/// records, nor find keys, nor find blocks).
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The band number of key postings (format 4): `(KEY_BAND, key_hash(key),
 /// id)` sorts after every MinHash band's postings.

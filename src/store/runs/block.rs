@@ -18,7 +18,7 @@ pub fn encode_block(entries: &[(u64, u64)]) -> Vec<u8> {
 }
 
 /// A block's checked payload: whole entries, at least one.
-fn block_payload(bytes: &[u8]) -> Result<&[u8]> {
+pub(crate) fn block_payload(bytes: &[u8]) -> Result<&[u8]> {
     let payload = unframe(Tag::Block, bytes)?;
     if payload.is_empty() || payload.len() % ENTRY != 0 {
         return Err(Error::corrupted(format!(
@@ -27,6 +27,13 @@ fn block_payload(bytes: &[u8]) -> Result<&[u8]> {
         )));
     }
     Ok(payload)
+}
+
+/// The last `(key, id)` of a block record: its key in [`super::RUN_BLOCKS`]
+/// (format 5), checked as a block.
+pub(crate) fn last_posting(bytes: &[u8]) -> Result<(u64, u64)> {
+    let payload = block_payload(bytes)?;
+    Ok(entry(payload, payload.len() / ENTRY - 1))
 }
 
 fn entry(payload: &[u8], i: usize) -> (u64, u64) {
@@ -52,7 +59,8 @@ pub fn decode_block(bytes: &[u8], out: &mut Vec<(u64, u64)>) -> Result<()> {
 }
 
 /// Appends to `out` the ids of `probe`'s list (its `index` a band) in run
-/// `run`, ascending, at most its `cap`; true when cut there.
+/// `run`, ascending, at most its `cap`; true when cut there. Blocks keyed by
+/// their last posting (format 5; `store::legacy` reads older files).
 pub(super) fn postings_of(
     blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
     run: u32,
@@ -68,41 +76,41 @@ pub(super) fn postings_of(
         cap,
         ..
     } = probe;
-    // The common case in one descent: the last block starting at or before
-    // (key, MAX). When it starts before `key`, the next block starts after
-    // the bucket, so the whole bucket (if any) is in this one.
-    // (An open start: a bounded one would descend to the range's first
-    // block too, one more page read per look-up.)
-    let last = blocks
-        .range(..=(run, band, key, u64::MAX))?
-        .next_back()
-        .transpose()?;
-    let Some((last_key, last_block)) = last else {
-        return Ok(false);
-    };
-    let (r, b, first_key, _) = last_key.value();
-    if (r, b) != (run, band) {
-        return Ok(false); // the run has no block of this band at or before the key
-    }
-    if first_key < key {
-        let payload = block_payload(last_block.value()).map_err(|e| context(e, run, band))?;
-        let mut taken = 0;
-        return Ok(collect_block(payload, key, start, cap, &mut taken, out).unwrap_or(false));
-    }
-    drop((last_key, last_block));
-    // The bucket fills whole blocks: start at the last block starting at
-    // or before (key, start); its postings from `start` on are there or in
-    // the blocks after it.
-    let first = blocks
-        .range(..=(run, band, key, start))?
-        .next_back()
-        .transpose()?
-        .map(|(k, _)| k.value())
-        .filter(|k| (k.0, k.1) == (run, band));
-    let from = first.unwrap_or((run, band, key, start));
+    // The first block whose last posting is at or after (key, start)
+    // holds the bucket's first posting from `start` on, if any; an open
+    // end, so that only one side of the range descends.
+    let rows = blocks.range((run, band, key, start)..)?;
+    collect_blocks(rows, run, band, key, start, cap, out)
+}
+
+/// Appends to `out` the ids posted under `key` from id `start` on, at most
+/// `cap`, from `rows` (blocks of run `run` from the one holding the first
+/// such posting on); true when cut at `cap`. Stops at the bucket's end or
+/// at the first row of another run or band.
+pub(crate) fn collect_blocks<'a>(
+    rows: impl Iterator<
+        Item = std::result::Result<
+            (
+                redb::AccessGuard<'a, (u32, u32, u64, u64)>,
+                redb::AccessGuard<'a, &'static [u8]>,
+            ),
+            redb::StorageError,
+        >,
+    >,
+    run: u32,
+    band: u32,
+    key: u64,
+    start: u64,
+    cap: usize,
+    out: &mut Vec<u64>,
+) -> Result<bool> {
     let mut taken = 0;
-    for block in blocks.range(from..=(run, band, key, u64::MAX))? {
-        let (_, bytes) = block?;
+    for row in rows {
+        let (k, bytes) = row?;
+        let (r, b, _, _) = k.value();
+        if (r, b) != (run, band) {
+            return Ok(false);
+        }
         let payload = block_payload(bytes.value()).map_err(|e| context(e, run, band))?;
         match collect_block(payload, key, start, cap, &mut taken, out) {
             Some(cut) => return Ok(cut),
@@ -158,34 +166,28 @@ pub(super) fn slice(
     lo: u64,
     hi: Option<u64>,
 ) -> Result<Vec<(u64, u64)>> {
-    let first = blocks
-        .range((run, band, 0, 0)..=(run, band, lo, 0))?
-        .next_back()
-        .transpose()?
-        .map(|(k, _)| k.value());
-    let from = first.unwrap_or((run, band, lo, 0));
-    let to = match hi {
-        Some(hi) => (run, band, hi, 0),
-        None => (run, band, u64::MAX, u64::MAX),
-    };
     let mut out = Vec::new();
     let mut block = Vec::new();
-    for row in blocks.range(from..=to)? {
+    for row in blocks.range((run, band, lo, 0)..)? {
         let (k, bytes) = row?;
-        if hi.is_some() && k.value() == to {
+        let (r, b, last, _) = k.value();
+        if (r, b) != (run, band) {
             break;
         }
-        decode_block(bytes.value(), &mut block).map_err(|e| context(e, run, k.value().1))?;
+        decode_block(bytes.value(), &mut block).map_err(|e| context(e, run, b))?;
         out.extend(
             block
                 .iter()
                 .filter(|&&(key, _)| key >= lo && hi.is_none_or(|hi| key < hi)),
         );
+        if hi.is_some_and(|hi| last >= hi) {
+            break;
+        }
     }
     Ok(out)
 }
 
-pub(super) fn context(err: Error, run: u32, band: u32) -> Error {
+pub(crate) fn context(err: Error, run: u32, band: u32) -> Error {
     match err {
         Error::Corrupted(msg) => Error::Corrupted(format!("run {run}, band {band}: {msg}")),
         other => other,

@@ -90,7 +90,7 @@ fn flush_block(
     band: u32,
     block: &mut Vec<(u64, u64)>,
 ) -> Result<()> {
-    if let Some(&(key, id)) = block.first() {
+    if let Some(&(key, id)) = block.last() {
         blocks.insert((run, band, key, id), encode_block(block).as_slice())?;
         block.clear();
     }
@@ -455,7 +455,7 @@ impl BlockWriter {
         entries: &[(u64, u64)],
     ) -> Result<()> {
         for chunk in entries.chunks(BLOCK_ENTRIES) {
-            let (key, id) = chunk[0];
+            let (key, id) = chunk[chunk.len() - 1];
             blocks.insert((self.run, band, key, id), encode_block(chunk).as_slice())?;
         }
         Ok(())

@@ -9,9 +9,10 @@
 //!
 //! **Layout.** A run is a sorted sequence of postings `(band, key, id)`,
 //! cut into blocks of at most [`BLOCK_ENTRIES`] postings of one band. Each
-//! block is one row of [`RUN_BLOCKS`], keyed by `(run, band, first key,
-//! first id)` — so redb's B-tree is the run's fence index and nothing has
-//! to be loaded at open — with the block's postings as a `Tag::Block`
+//! block is one row of [`RUN_BLOCKS`], keyed by `(run, band, last key,
+//! last id)` (format 5; its first posting before) — so redb's B-tree is
+//! the run's fence index and nothing has to be loaded at open — with the
+//! block's postings as a `Tag::Block`
 //! record: `(key u64 LE, id u64 LE)` pairs, fixed width, so a look-up
 //! binary-searches a block without decoding it. [`RUNS`] lists the runs and
 //! their sizes. New postings of single writes go to the small `buckets`
@@ -68,13 +69,18 @@ pub use merge::{Merged, RunWriter};
 use crate::store::probe::Probe;
 use crate::Result;
 use block::postings_of;
+pub(crate) use block::{collect_blocks, context, last_posting};
 use redb::{ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// Run blocks: `(run, band, first key, first id)` → `Tag::Block` record.
+/// Run blocks: `(run, band, last key, last id)` → `Tag::Block` record
+/// (format 5; formats 2 to 4 keyed them by their first posting, in the
+/// table `store::legacy::FIRST_KEYED_BLOCKS`). Keyed by its last posting,
+/// the block holding the start of a bucket is the first one at or after
+/// `(run, band, key, 0)`: a look-up reads its leaf and no other.
 pub const RUN_BLOCKS: TableDefinition<(u32, u32, u64, u64), &[u8]> =
-    TableDefinition::new("run_blocks");
+    TableDefinition::new("run_blocks_by_last");
 
 /// Runs: run id → number of postings.
 pub const RUNS: TableDefinition<u32, u64> = TableDefinition::new("runs");
@@ -139,6 +145,11 @@ pub trait RunTables {
     fn whole_filter(&self, _run: u32) -> Option<&whole::WholeFilter> {
         None
     }
+    /// True when the blocks are keyed by their first posting (a file of
+    /// format 2 to 4 read as it is: `store::legacy`).
+    fn first_keyed(&self) -> bool {
+        false
+    }
     /// The dead-id table (see the module comment).
     fn dead(&self) -> &impl ReadableTable<u64, ()>;
 
@@ -167,7 +178,10 @@ pub trait RunTables {
                     continue;
                 }
             }
-            let read = |out: &mut Vec<u64>| postings_of(self.blocks(), run, probe, out);
+            let read = |out: &mut Vec<u64>| match self.first_keyed() {
+                true => crate::store::legacy::first_keyed_postings(self.blocks(), run, probe, out),
+                false => postings_of(self.blocks(), run, probe, out),
+            };
             cut |= match self.row_cache().and_then(|c| c.lists()) {
                 Some(lists) => lists.postings(run, probe, out, read)?,
                 None => read(out)?,
@@ -226,6 +240,8 @@ type ReadFilters = redb::ReadOnlyTable<(u32, u32, u32), &'static [u8]>;
 /// The run tables of a read transaction.
 pub struct ReadRuns {
     blocks: redb::ReadOnlyTable<(u32, u32, u64, u64), &'static [u8]>,
+    /// The blocks are keyed by their first posting (formats 2 to 4).
+    first_keyed: bool,
     list: Vec<(u32, u64)>,
     dead: redb::ReadOnlyTable<u64, ()>,
     filters: Option<ReadFilters>,
@@ -241,9 +257,14 @@ impl ReadRuns {
     /// Opens the run tables; a file of format 1 has none, and reads as
     /// having no runs.
     pub fn open(txn: &redb::ReadTransaction) -> Result<Option<Self>> {
-        let blocks = match txn.open_table(RUN_BLOCKS) {
-            Ok(table) => table,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        let (blocks, first_keyed) = match txn.open_table(RUN_BLOCKS) {
+            Ok(table) => (table, false),
+            Err(redb::TableError::TableDoesNotExist(_)) => {
+                match crate::store::legacy::open_first_keyed_blocks(txn)? {
+                    Some(table) => (table, true),
+                    None => return Ok(None),
+                }
+            }
             Err(err) => return Err(err.into()),
         };
         let runs = txn.open_table(RUNS)?;
@@ -256,6 +277,7 @@ impl ReadRuns {
         };
         Ok(Some(Self {
             blocks,
+            first_keyed,
             list: read_list(&runs)?,
             dead,
             filters,
@@ -300,6 +322,9 @@ impl RunTables for ReadRuns {
     }
     fn row_cache(&self) -> Option<&filter::RowCache> {
         self.rows.as_deref()
+    }
+    fn first_keyed(&self) -> bool {
+        self.first_keyed
     }
     fn whole_filter(&self, run: u32) -> Option<&whole::WholeFilter> {
         let at = self.whole.binary_search_by_key(&run, |w| w.0).ok()?;
