@@ -430,3 +430,38 @@ fn a_damaged_record_fails_the_upgrade_and_leaves_the_file_as_it_was() {
     .unwrap();
     assert_eq!((good, bad), (40, 1));
 }
+
+/// A damaged run block fails the upgrade to format 5 as a damaged record
+/// does: nothing of it is committed, and the file stays at format 4 with
+/// its first-keyed blocks, readable read-only.
+#[test]
+fn a_damaged_block_fails_the_upgrade_and_leaves_the_file_as_it_was() {
+    const OLD_BLOCKS: redb::TableDefinition<(u32, u32, u64, u64), &[u8]> =
+        redb::TableDefinition::new("run_blocks");
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path(), 4);
+    {
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut blocks = txn.open_table(OLD_BLOCKS).unwrap();
+            let (key, mut bytes) = {
+                let (key, bytes) = blocks.iter().unwrap().nth(3).unwrap().unwrap();
+                (key.value(), bytes.value().to_vec())
+            };
+            let at = bytes.len() - 1;
+            bytes[at] ^= 0x20;
+            blocks.insert(key, bytes.as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    match Database::open(&path) {
+        Err(lshdb::Error::Corrupted(what)) => assert!(what.contains("run "), "{what}"),
+        other => panic!("expected Corrupted, got {:?}", other.map(|_| ())),
+    }
+    assert_eq!(format_version(&path), 4);
+    assert!(has_table(&path, "run_blocks"));
+    assert!(!has_table(&path, "run_blocks_by_last"));
+    let db = Database::builder().read_only(true).open(&path).unwrap();
+    assert_eq!(db.len().unwrap(), 40);
+}

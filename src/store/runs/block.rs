@@ -18,7 +18,7 @@ pub fn encode_block(entries: &[(u64, u64)]) -> Vec<u8> {
 }
 
 /// A block's checked payload: whole entries, at least one.
-pub(crate) fn block_payload(bytes: &[u8]) -> Result<&[u8]> {
+fn block_payload(bytes: &[u8]) -> Result<&[u8]> {
     let payload = unframe(Tag::Block, bytes)?;
     if payload.is_empty() || payload.len() % ENTRY != 0 {
         return Err(Error::corrupted(format!(
