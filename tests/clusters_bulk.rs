@@ -185,3 +185,34 @@ fn a_dedup_load_into_an_empty_file_keeps_clusters_right() {
     assert!(report.commits > 10, "{report:?}");
     assert_eq!(assert_right(&db).len(), 3);
 }
+
+/// Copies (identical texts) among the documents of a load: of a document
+/// a few places before (often in the same commit), and of family members
+/// far before (in earlier commits). A copy joins its first twin's cluster
+/// without a walk of its buckets (`db/clusters/run.rs`); the clusters are
+/// still `groups()`' components, in commits of 5 and in one.
+#[test]
+fn copies_in_a_load_join_their_twins_clusters() {
+    let docs: Vec<(String, String)> = (0..300)
+        .map(|i| {
+            let text = match i {
+                _ if i % 5 == 4 => text(i - 4),
+                _ if i % 7 == 6 => text(3 * (i / 7)),
+                _ => text(i),
+            };
+            (format!("d{i:04}"), text)
+        })
+        .collect();
+    let mut found = Vec::new();
+    for batch in [5, 1_000] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = with_clusters(&dir, "c.lshdb");
+        let options = BulkOptions::default().batch(batch);
+        db.insert_bulk(docs.iter().cloned(), &options, |_| true)
+            .unwrap();
+        found.push(assert_right(&db));
+    }
+    assert_eq!(found[0], found[1]);
+    // Copies of a text of its own make clusters of two or three.
+    assert_eq!(found[0].len(), 40, "{:?}", found[0]);
+}

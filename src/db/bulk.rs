@@ -380,6 +380,7 @@ impl Database {
                     let view = StoredView {
                         txn,
                         rows: kept.rows(),
+                        cache: self.cache(),
                     };
                     writer.look_in(Arc::new(view));
                 }

@@ -43,7 +43,7 @@ pub(crate) struct Writer<'t, 'p> {
     load: Option<Arc<LoadFilter>>,
     /// The last committed state, for the clusters' probes of a bulk load
     /// to read on every core.
-    view: Option<Arc<StoredView>>,
+    view: Option<Arc<StoredView<'p>>>,
 }
 
 impl<'t, 'p> Writer<'t, 'p> {
@@ -74,7 +74,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// Lets [`Writer::insert_many`] find new documents' stored neighbours
     /// for the clusters' upkeep in `view` (the state this transaction
     /// began from), on every core.
-    pub fn look_in(&mut self, view: Arc<StoredView>) {
+    pub fn look_in(&mut self, view: Arc<StoredView<'p>>) {
         self.view = Some(view);
     }
 

@@ -14,6 +14,7 @@ use super::upkeep::{probe, verified, Upkeep, ALL_BANDS};
 use crate::db::held::BandKeyMap;
 use crate::pipeline::Pipeline;
 use crate::query::plan::verify_in_memory;
+use crate::store::cache::RecordCache;
 use crate::store::clusters::ClusterRead;
 use crate::store::runs::RowCache;
 use crate::store::schema::KEY_BAND;
@@ -64,11 +65,15 @@ pub(crate) fn band_keys_by_document(postings: &[(u32, u64, u64)]) -> NewDocs<'st
 /// before the load's run is written, the transaction differs from it only
 /// by the records of the run's own documents, unless one of them replaced
 /// a stored document (whose removal the transaction has made).
-pub(crate) struct StoredView {
+pub(crate) struct StoredView<'c> {
     /// A read transaction begun while the write lock is held.
     pub txn: redb::ReadTransaction,
     /// The run filters the handle keeps (`db/kept_filters.rs`).
     pub rows: Arc<RowCache>,
+    /// The handle's record cache, which the verifications read through:
+    /// every id they read is committed (`store/cache.rs`), and a family's
+    /// members are candidates of each new member.
+    pub cache: &'c RecordCache,
 }
 
 /// What [`Upkeep::before_run`] finds, found in `view` on every core: for
@@ -76,7 +81,7 @@ pub(crate) struct StoredView {
 /// about to be written as one run, each one's stored clusters holding a
 /// verified neighbour at `threshold`.
 pub(crate) fn before_run_in(
-    view: &StoredView,
+    view: &StoredView<'_>,
     pipeline: &Pipeline,
     threshold: f64,
     new: &NewDocs<'_>,
@@ -87,9 +92,14 @@ pub(crate) fn before_run_in(
     let Some(clusters) = ClusterRead::open(&view.txn)? else {
         return Ok(vec![Vec::new(); new.len()]);
     };
+    let reader = view.cache.reader(&tables);
+    // A twin joins its twin's cluster, which the twin's stored clusters
+    // join: it need not probe.
+    let twins = twins(new);
     new.par_iter()
-        .map(|doc| {
-            if doc.bands == 0 {
+        .zip(&twins)
+        .map(|(doc, twin)| {
+            if doc.bands == 0 || twin.is_some() {
                 return Ok(Vec::new());
             }
             let Some(set) = doc.set else {
@@ -106,7 +116,7 @@ pub(crate) fn before_run_in(
             }
             by_cluster.sort_unstable();
             by_cluster.dedup();
-            verified(&tables, pipeline, threshold, set, &by_cluster)
+            verified(&reader, pipeline, threshold, set, &by_cluster)
         })
         .collect()
 }
@@ -122,8 +132,8 @@ impl Upkeep<'_> {
         new: &NewDocs<'_>,
     ) -> Result<Vec<Vec<u64>>> {
         let mut out = Vec::with_capacity(new.len());
-        for doc in new {
-            if doc.bands == 0 {
+        for (doc, twin) in new.iter().zip(twins(new)) {
+            if doc.bands == 0 || twin.is_some() {
                 out.push(Vec::new());
                 continue;
             }
@@ -160,7 +170,26 @@ impl Upkeep<'_> {
         let (mut owner, mut before): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         let mut joined_to: Vec<u64> = Vec::with_capacity(new.len());
         let mut earlier: Vec<u32> = Vec::new();
+        let twins = twins(new);
         for (i, (doc, stored)) in new.iter().zip(stored).enumerate() {
+            if let Some(twin) = twins[i] {
+                // A copy of an earlier document's set has that document's
+                // edges and the one between them: it joins its cluster,
+                // which holds every document either is a near-duplicate
+                // of. Its postings are left out of the chains: a later
+                // document sharing a bucket with it meets the twin there,
+                // and is verified against the same set. So many copies of
+                // one text cost one walk of their buckets, not one each.
+                let mut joined = vec![self.current(joined_to[twin as usize])?];
+                for cluster in stored {
+                    joined.push(self.current(cluster)?);
+                }
+                joined.sort_unstable();
+                joined.dedup();
+                let row = self.merge(docs, doc.id, joined, reuse.get(i).copied().flatten())?;
+                joined_to.push(row.id);
+                continue;
+            }
             earlier.clear();
             for (band, &key) in doc.band_keys.iter().enumerate() {
                 let mut at = last.get(&(band as u32, key)).copied().unwrap_or(NONE);
@@ -245,6 +274,37 @@ impl Upkeep<'_> {
         }
         Ok(joined)
     }
+}
+
+/// For each document of `new`, the place of the first earlier one with
+/// the same shingle set (both held): its twin, whose cluster it joins
+/// without looking for neighbours of its own (see [`Upkeep::after_run`]).
+fn twins(new: &NewDocs<'_>) -> Vec<Option<u32>> {
+    use std::collections::hash_map::Entry;
+    use std::hash::{Hash, Hasher};
+    // The first document of each set, by the set's hash.
+    let mut firsts: HashMap<u64, u32> = HashMap::new();
+    let mut twins = Vec::with_capacity(new.len());
+    for (i, doc) in new.iter().enumerate() {
+        let Some(set) = doc.set else {
+            twins.push(None);
+            continue;
+        };
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        set.hash(&mut hasher);
+        twins.push(match firsts.entry(hasher.finish()) {
+            // Two sets of one hash are compared: never a false twin.
+            Entry::Occupied(first) => {
+                let place = *first.get();
+                (new[place as usize].set == Some(set)).then_some(place)
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(i as u32);
+                None
+            }
+        });
+    }
+    twins
 }
 
 /// The end of a chain of postings.
