@@ -31,6 +31,7 @@ from ._labels import Labels
 from ._results import (
     Cluster,
     ContainmentHit,
+    DocumentCluster,
     ExportedDocument,
     Hit,
     Pair,
@@ -61,6 +62,7 @@ __all__ = [
     "UniqueResult",
     "ExportedDocument",
     "Cluster",
+    "DocumentCluster",
     "jaccard",
     "FORMAT_VERSION",
     "MAX_KEY_BYTES",

@@ -1,7 +1,7 @@
 """The :class:`Database` methods of the maintained near-duplicate clusters
-(``docs/clusters.md``): the cluster of a key, a cluster by id, its members
-and every cluster (both streamed), and an insert that reports the cluster
-the document joined."""
+(``docs/clusters.md``): the cluster of a key, a cluster by id, its
+members, every cluster and every document with its cluster (all three
+streamed), and an insert that reports the cluster the document joined."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from . import _checks as _c
 from . import _keys
 from ._handle import Handle
 from ._keys import Key
-from ._results import Cluster
+from ._results import Cluster, DocumentCluster
 
 __all__ = ["Clusters"]
 
@@ -53,6 +53,18 @@ class Clusters(Handle):
         id order, streamed from one snapshot (memory stays bounded);
         clusters of one member included."""
         return (Cluster(i, _keys.decode(self, r), n) for i, r, n in self._db.clusters())
+
+    def document_clusters(self) -> Iterator[DocumentCluster]:
+        """Every stored document as :class:`DocumentCluster` (key, its
+        :class:`Cluster`, its similarity to the cluster's representative),
+        in id order (the order the documents were stored in), streamed
+        from one snapshot (memory stays bounded): the cluster of every
+        document without a :meth:`cluster_of` per key."""
+        decode = _keys.decoder(self) or str
+        return (
+            DocumentCluster(decode(k), Cluster(i, decode(r), n), s)
+            for k, i, r, n, s in self._db.document_clusters()
+        )
 
     def insert_clustered(self, key: Key, text: str) -> Optional[Cluster]:
         """:meth:`insert`, returning the cluster the document joined (or

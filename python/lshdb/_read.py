@@ -26,6 +26,12 @@ class Reads(Handle):
         raw = self._db.get(_keys.read(self, key, "get()"))
         return None if raw is None else StoredDocument(key, *raw[1:])
 
+    def similarity(self, a: Key, b: Key) -> Optional[float]:
+        """The Jaccard similarity of the shingle sets stored under ``a`` and
+        ``b``, as a verification computes it (1.0 for a document with
+        itself); None when either is not stored."""
+        return self._db.similarity(_keys.read(self, a, "similarity()"), _keys.read(self, b, "similarity()"))
+
     def __getitem__(self, key: Key) -> StoredDocument:
         doc = self.get(key)
         if doc is None:

@@ -127,3 +127,14 @@ class Cluster(NamedTuple):
     id: int
     representative: AnswerKey
     size: int
+
+
+class DocumentCluster(NamedTuple):
+    """A stored document with its cluster, as
+    :meth:`Database.document_clusters` yields it: its key, its
+    :class:`Cluster` and its exact Jaccard similarity to the cluster's
+    representative (1.0 for the representative itself)."""
+
+    key: AnswerKey
+    cluster: Cluster
+    similarity: float

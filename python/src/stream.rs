@@ -1,8 +1,9 @@
-//! Streams: `pairs()`, `keys()` and `documents()` of the Python `Database` run on a
-//! background thread that holds the read lock and sends chunks through a
-//! bounded channel; the Python iterator ([`Stream`]) receives them with the
-//! GIL released. Dropping the iterator or closing the database stops the
-//! thread at its next chunk.
+//! Streams: `pairs()`, `keys()`, `documents()` and the cluster streams
+//! (`members()`, `clusters()`, `document_clusters()`) of the Python
+//! `Database` run on a background thread that holds the read lock and
+//! sends chunks through a bounded channel; the Python iterator
+//! ([`Stream`]) receives them with the GIL released. Dropping the iterator
+//! or closing the database stops the thread at its next chunk.
 
 use crate::database::{Pair3, Shared};
 use crate::errors::{run, Fail};
@@ -90,7 +91,13 @@ pub enum Item {
     Document(Document3),
     /// (id, representative, size) of `clusters()`.
     Cluster((u64, String, u64)),
+    /// (key, cluster id, representative, size, similarity) of
+    /// `document_clusters()`.
+    DocumentCluster(DocumentCluster5),
 }
+
+/// A document with its cluster as `document_clusters()` yields it.
+pub type DocumentCluster5 = (String, u64, String, u64, f64);
 
 /// A stored document as `documents()` yields it.
 pub type Document3 = (String, Option<String>, Vec<u32>);
@@ -137,6 +144,7 @@ impl Stream {
             Some(Item::Pair(pair)) => Some(pair.into_pyobject(py)?.into_any().unbind()),
             Some(Item::Document(doc)) => Some(doc.into_pyobject(py)?.into_any().unbind()),
             Some(Item::Cluster(c)) => Some(c.into_pyobject(py)?.into_any().unbind()),
+            Some(Item::DocumentCluster(d)) => Some(d.into_pyobject(py)?.into_any().unbind()),
         })
     }
 

@@ -1,12 +1,16 @@
 """Maintained clusters from Python (``docs/clusters.md``): ``clusters=`` on
 create, memory and open(create=True); ``cluster_of``, ``cluster``,
-``members`` and ``clusters`` (streamed); ``insert_clustered``; ids that
+``members``, ``clusters`` and ``document_clusters`` (streamed);
+``insert_clustered``; ids that
 survive a removal of the representative; ``rebuild(clusters=)``; and the
 errors of a file without clusters or a bad policy. The library's property
 test is tests/clusters.rs."""
 
+import time
+
 import lshdb
 import pytest
+from conftest import corpus
 
 A = "The quick brown fox jumps over the lazy dog near the river bank today"
 A2 = "The quick brown fox jumps over the lazy dog near the river bank today!"
@@ -49,6 +53,92 @@ def test_clusters_in_memory_with_int_keys_and_a_policy():
         assert cluster.representative == 2  # one more shingle ('!')
         assert list(db.members(cluster.id)) == [1, 2]
         assert [c.representative for c in db.clusters()] == [2]
+
+
+def check_document_clusters(db, keys):
+    """``document_clusters()`` of ``db`` yields ``keys`` in this order, each
+    with ``cluster_of``'s cluster and its similarity to the representative."""
+    docs = list(db.document_clusters())
+    assert [d.key for d in docs] == keys == list(db.keys())
+    for d in docs:
+        assert isinstance(d, lshdb.DocumentCluster) and isinstance(d.cluster, lshdb.Cluster)
+        assert d.cluster == db.cluster_of(d.key)
+        if d.key == d.cluster.representative:
+            assert d.similarity == 1.0
+        else:
+            assert d.similarity == db.similarity(d.key, d.cluster.representative) < 1.0
+    return docs
+
+
+def test_document_clusters_yields_every_document_in_insertion_order(tmp_path):
+    with lshdb.Database.create(tmp_path / "d.lshdb", threshold=0.5, clusters=True) as db:
+        docs = corpus(groups=4)
+        for key, text in docs[:6]:
+            db.insert(key, text)
+        db.insert("lone", C)
+        db.insert_many(docs[6:])
+        keys = [k for k, _ in docs[:6]] + ["lone"] + [k for k, _ in docs[6:]]
+        got = check_document_clusters(db, keys)
+        assert got[0] == lshdb.DocumentCluster("g000-0", lshdb.Cluster(got[0].cluster.id, "g000-0", 3), 1.0)
+        assert got[1].cluster == got[0].cluster and 0.5 <= got[1].similarity < 1.0
+        assert got[6].cluster.size == 1 and got[6].similarity == 1.0
+        assert sorted({d.cluster for d in got}) == sorted(db.clusters())
+        db.remove("g000-0")  # the representative: g000-1 represents now
+        keys.remove("g000-0")
+        got = check_document_clusters(db, keys)
+        assert got[0].cluster.representative == "g000-1" and got[1].similarity < 1.0
+    with lshdb.Database.memory(threshold=0.7, clusters="longest") as db:
+        db.insert("a", A)
+        db.insert("b", A2)  # one more shingle: b represents, a comes first
+        assert [(d.key, d.cluster.representative) for d in check_document_clusters(db, ["a", "b"])] == [
+            ("a", "b"),
+            ("b", "b"),
+        ]
+    with lshdb.Database.memory(clusters=True) as db:
+        assert list(db.document_clusters()) == []
+
+
+def test_document_clusters_with_int_keys():
+    with lshdb.Database.memory(threshold=0.7, clusters=True) as db:
+        db.insert(10, A)
+        db.insert(2, C)
+        db.insert(7, A2)
+        docs = check_document_clusters(db, [10, 2, 7])
+        assert [c.representative for c in db.clusters()] == [10, 2]
+        assert docs[2] == lshdb.DocumentCluster(7, db.cluster_of(10), db.similarity(7, 10))
+
+
+def test_document_clusters_of_a_file_without_clusters():
+    with lshdb.Database.memory() as db:
+        db.insert("a", A)
+        with pytest.raises(lshdb.InvalidInput, match="no clusters") as want:
+            list(db.clusters())
+        with pytest.raises(lshdb.InvalidInput, match="no clusters") as got:
+            list(db.document_clusters())
+        assert str(got.value) == str(want.value)
+
+
+def test_document_clusters_closed_early_or_under_a_closed_database(tmp_path):
+    db = lshdb.Database.create(tmp_path / "d.lshdb", threshold=0.5, clusters=True)
+    db.insert_many(corpus(groups=1250, per_group=8))  # 10,000 documents: several chunks
+    assert sum(1 for _ in db.document_clusters()) == len(db) == 10_000
+    # An iterator dropped early stops its background thread.
+    it = db.document_clusters()
+    assert next(it).key == "g000-0"
+    it.close()
+    with pytest.raises(StopIteration):
+        next(it)
+    db.insert("lone", C)
+    assert len(db) == 10_001 and db.cluster_of("lone").size == 1
+    it = db.document_clusters()
+    next(it)
+    time.sleep(0.2)  # the producer fills the channel and waits
+    db.close()  # does not wait for the iterator to be drained
+    with pytest.raises(lshdb.DatabaseClosed):
+        for _ in it:
+            pass
+    with pytest.raises(lshdb.DatabaseClosed):
+        list(db.document_clusters())
 
 
 def test_bad_cluster_arguments():

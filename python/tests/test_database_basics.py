@@ -84,6 +84,20 @@ def test_query_many_matches_single_queries(db: lshdb.Database) -> None:
     assert many[:-1] == [db.query(t, limit=5) for t in texts[:-1]]
 
 
+def test_similarity_of_two_stored_documents_is_the_pairs_similarity(db: lshdb.Database) -> None:
+    db.insert_many(corpus(groups=5))
+    pairs = list(db.pairs())
+    assert pairs
+    for p in pairs:
+        assert db.similarity(p.a, p.b) == pytest.approx(p.similarity)
+        assert db.similarity(p.b, p.a) == db.similarity(p.a, p.b)
+    a = pairs[0].a
+    assert db.similarity(a, a) == 1.0
+    assert db.similarity(a, "missing") is None and db.similarity("missing", a) is None
+    with pytest.raises(lshdb.InvalidInput):
+        db.similarity(a, 42)
+
+
 def test_pairs_stream_groups_and_exact_pairs(db: lshdb.Database) -> None:
     db.insert_many(corpus(groups=50))
     pairs = list(db.pairs())

@@ -43,7 +43,7 @@ pub use bulk::{
     DEFAULT_LOOK_UP_BYTES, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_HELD_BYTES,
 };
 pub use clusters::priority::Prioritised;
-pub use clusters::{ClusterInfo, Clusters, Members};
+pub use clusters::{ClusterInfo, Clusters, DocumentCluster, DocumentClusters, Members};
 pub use containment::ContainmentQuery;
 pub use durability::Durability;
 pub use expire::{ExpireReport, Timestamped, EXPIRE_BATCH};

@@ -42,6 +42,42 @@ impl Database {
         })
     }
 
+    /// The Jaccard similarity of the shingle sets stored under keys `a`
+    /// and `b`, as a verification computes it (so at most 1, and 1 for a
+    /// document with itself); `None` when either key is not stored.
+    ///
+    /// ```
+    /// use lshdb::{Config, Database};
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path().join("s.lshdb"), Config::jaccard(0.7))?;
+    /// db.insert("a", "The quick brown fox jumps over the lazy dog")?;
+    /// db.insert("b", "The quick brown fox jumped over the lazy dog")?;
+    /// let s = db.similarity("a", "b")?.unwrap();
+    /// assert!(s > 0.5 && s < 1.0);
+    /// assert_eq!(db.similarity("a", "a")?, Some(1.0));
+    /// assert_eq!(db.similarity("a", "missing")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn similarity(&self, a: &str, b: &str) -> Result<Option<f64>> {
+        use crate::store::tables::{Index, Reader};
+        crate::guard::guard(|| {
+            let txn = self.store().begin_read()?;
+            let tables = ReadTables::open(&txn)?;
+            let mut sets = [Vec::new(), Vec::new()];
+            for (key, set) in [a, b].into_iter().zip(&mut sets) {
+                let Some(id) = tables.id_of(key)? else {
+                    return Ok(None);
+                };
+                if !tables.set_into(id, set)? {
+                    return Err(crate::Error::corrupted(format!(
+                        "document {id} has no shingle set"
+                    )));
+                }
+            }
+            Ok(Some(crate::sketch::measures::jaccard(&sets[0], &sets[1])))
+        })
+    }
+
     fn with_snapshot<T>(&self, f: impl FnOnce(&Snapshot<'_>) -> Result<T>) -> Result<T> {
         crate::guard::guard(|| {
             let txn = self.store().begin_read()?;

@@ -1,6 +1,6 @@
-//! Maintained clusters: `cluster_of`, `cluster`, `members` and
-//! `clusters` (streamed), `insert_clustered`, and the writes of documents
-//! with a priority (and a timestamp): `insert_document`,
+//! Maintained clusters: `cluster_of`, `cluster`, `members`, `clusters`
+//! and `document_clusters` (streamed), `insert_clustered`, and the writes
+//! of documents with a priority (and a timestamp): `insert_document`,
 //! `insert_unique_document`, `insert_carried_columns`.
 
 use super::Database;
@@ -86,6 +86,22 @@ impl Database {
         self.stream(|db, emit| {
             for cluster in db.clusters()? {
                 if !emit(Item::Cluster(three(cluster?))) {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Every document as (key, cluster id, representative, size,
+    /// similarity to the representative), in id order, streamed.
+    fn document_clusters(&self) -> Stream {
+        self.stream(|db, emit| {
+            for doc in db.document_clusters()? {
+                let d = doc?;
+                let c = d.cluster;
+                let item = (d.key, c.id, c.representative, c.size, d.similarity);
+                if !emit(Item::DocumentCluster(item)) {
                     break;
                 }
             }

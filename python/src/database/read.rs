@@ -29,6 +29,11 @@ impl Database {
         self.read(py, |db| Ok(db.contains(key)?))
     }
 
+    /// Jaccard of the sets stored under `a` and `b`; None when one is missing.
+    fn similarity(&self, py: Python<'_>, a: &str, b: &str) -> PyResult<Option<f64>> {
+        self.read(py, |db| Ok(db.similarity(a, b)?))
+    }
+
     fn len(&self, py: Python<'_>) -> PyResult<u64> {
         self.read(py, |db| Ok(db.len()?))
     }

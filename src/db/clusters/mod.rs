@@ -1,15 +1,17 @@
 //! Maintained near-duplicate clusters with stable ids (`docs/clusters.md`):
 //! reading them ([`Database::cluster_of`], [`Database::members`],
-//! [`Database::clusters`]), turning them on or off for an existing file,
+//! [`Database::clusters`]; every document's in `documents.rs`), turning them on or off for an existing file,
 //! and checking them against [`Database::groups`]. Their upkeep on every
 //! write is `upkeep.rs`.
 
 mod check;
+mod documents;
 pub(crate) mod priority;
 pub(crate) mod run;
 pub(crate) mod upkeep;
 
 pub(crate) use check::check;
+pub use documents::{DocumentCluster, DocumentClusters};
 
 use super::Database;
 use crate::config::{Representative, Settings};
@@ -194,21 +196,33 @@ impl Database {
         &self,
         f: impl FnOnce(&redb::ReadTransaction, &ReadTables, &ClusterRead) -> Result<T>,
     ) -> Result<T> {
-        if !self.has_clusters() {
-            return Err(Error::invalid(
-                "clusters",
-                "this database keeps no clusters (they are turned on at creation, or built later)",
-            ));
-        }
+        self.require_clusters()?;
         crate::guard::guard(|| {
             let txn = self.store().begin_read()?;
             let tables = ReadTables::open(&txn)?;
-            let clusters = ClusterRead::open(&txn)?.ok_or_else(|| {
-                Error::corrupted("the settings keep clusters but the file has no cluster tables")
-            })?;
+            let clusters = open_clusters(&txn)?;
             f(&txn, &tables, &clusters)
         })
     }
+
+    /// An error unless the file keeps clusters.
+    fn require_clusters(&self) -> Result<()> {
+        if self.has_clusters() {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "clusters",
+            "this database keeps no clusters (they are turned on at creation, or built later)",
+        ))
+    }
+}
+
+/// The cluster tables of a read snapshot of a file whose settings keep
+/// clusters.
+fn open_clusters(txn: &redb::ReadTransaction) -> Result<ClusterRead> {
+    ClusterRead::open(txn)?.ok_or_else(|| {
+        Error::corrupted("the settings keep clusters but the file has no cluster tables")
+    })
 }
 
 /// Creates the cluster tables of a new file whose settings keep clusters
