@@ -25,6 +25,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// Candidates whose cluster [`before_run_in`] keeps for a run (about 40
+/// bytes each: 10 MB).
+const CLUSTER_OF_ITEMS: usize = 1 << 18;
+
 /// A new document of one run, as its upkeep needs it.
 pub(crate) struct NewDoc<'a> {
     /// Its document id.
@@ -93,6 +97,9 @@ pub(crate) fn before_run_in(
         return Ok(vec![Vec::new(); new.len()]);
     };
     let reader = view.cache.reader(&tables);
+    // The candidates' clusters in this snapshot, each read once for the
+    // run: a hot bucket's members are candidates of many of its documents.
+    let cluster_of = quick_cache::sync::Cache::<u64, Option<u64>>::new(CLUSTER_OF_ITEMS);
     // A twin joins its twin's cluster, which the twin's stored clusters
     // join: it need not probe.
     let twins = twins(new);
@@ -110,7 +117,15 @@ pub(crate) fn before_run_in(
             };
             let mut by_cluster = Vec::new();
             for candidate in probe(&tables, &doc.band_keys, doc.bands)? {
-                if let Some(cluster) = clusters.cluster_of(candidate)? {
+                let cluster = match cluster_of.get(&candidate) {
+                    Some(cluster) => cluster,
+                    None => {
+                        let cluster = clusters.cluster_of(candidate)?;
+                        cluster_of.insert(candidate, cluster);
+                        cluster
+                    }
+                };
+                if let Some(cluster) = cluster {
                     by_cluster.push((cluster, candidate));
                 }
             }
