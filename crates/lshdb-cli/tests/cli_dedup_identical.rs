@@ -1,7 +1,9 @@
 //! `lshdb dedup --keep longest|max:F|min:F` on many identical texts:
-//! identical texts are collapsed before grouping, so 20,000 copies of one
-//! text take seconds (not a quadratic number of pairs), with the decisions
-//! of grouping every record.
+//! 20,000 copies of one text take seconds (not a quadratic number of pairs
+//! or bucket walks), with the decisions of grouping every record. With
+//! `--db` identical texts are collapsed before grouping; without, a copy
+//! joins its twin's cluster in the temporary database without a walk of
+//! its buckets (`db/clusters/run.rs`).
 
 mod cli_support;
 

@@ -201,3 +201,41 @@ pub(super) fn for_each_chunk(
     )?;
     done.map(|()| layout)
 }
+
+/// Loads into the run's database, on a thread of its own, the documents
+/// `each` gives for every chunk it reads on this one, two chunks queued at
+/// most (the chunks are bounded in bytes, so memory is too). Returns what
+/// the load refused; an error when the load, the reading or Ctrl-C ended
+/// it.
+pub(super) fn read_and_load<T: lshdb::AsDocument + Send>(
+    run: &super::Run<'_>,
+    options: &lshdb::BulkOptions,
+    mut each: impl FnMut(usize, Chunk, &mut Vec<(String, T)>) -> Result<(), CliError>,
+) -> Result<Vec<(String, lshdb::Error)>, CliError> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<(String, T)>>(2);
+    let report = std::thread::scope(|scope| {
+        let loader = scope.spawn(|| {
+            let docs = receiver.into_iter().flatten();
+            run.db
+                .insert_bulk(docs, options, |_| !run.interrupt.interrupted())
+        });
+        let read = for_each_chunk(run, |input, _, chunk| {
+            let mut docs = Vec::new();
+            each(input, chunk, &mut docs)?;
+            // A closed channel: the loader stopped, and its error is reported.
+            let _ = sender.send(docs);
+            Ok(())
+        });
+        drop(sender);
+        let loaded = loader
+            .join()
+            .map_err(|_| CliError::Message("internal error: the loader panicked".into()))?;
+        let report = loaded?;
+        read?;
+        Ok::<_, CliError>(report)
+    })?;
+    if run.interrupt.interrupted() {
+        return fail("interrupted");
+    }
+    Ok(report.rejected)
+}

@@ -175,11 +175,7 @@ fn triage(
             ))
         })?;
         if !new {
-            let reason = format!(
-                "repeated id: `{}` is also earlier in the input",
-                short(&key)
-            );
-            fates.push((i, Fate::Bad(reason)));
+            fates.push((i, Fate::Bad(repeated(&key))));
             continue;
         }
         let (at, priority) = match crate::records::read_extras(&run.fields.extra, &good.extra) {
@@ -216,14 +212,6 @@ fn triage(
         read,
     };
     Ok((pending, checks))
-}
-
-/// The 64-bit hash of a record id that tells repeated ids.
-fn id_hash(key: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut h);
-    h.finish()
 }
 
 /// Counts a decided chunk's records, reports its drops and bad records,

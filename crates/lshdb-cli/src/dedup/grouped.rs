@@ -131,13 +131,7 @@ fn pass_two(
                 continue;
             };
             if s.input != input || s.line != *line || !done.insert(key.clone()) {
-                let at = Place {
-                    inputs: &args.inputs,
-                    input: s.input,
-                }
-                .at(s.line);
-                let reason = format!("repeated id: `{}` is also at {at}", short(&key));
-                side.reject(chunk.original(i), &reason, source, *line)?;
+                side.reject(chunk.original(i), &repeated(&key), source, *line)?;
                 continue;
             }
             match fate(s, &key) {
@@ -163,23 +157,6 @@ fn pass_two(
     })?;
     store(db, &mut to_store)?;
     finish_output(sink, target, layout)
-}
-
-/// The output's sink, made from the one target at the first chunk (when
-/// the input's layout is known).
-fn open_sink<'s>(
-    sink: &'s mut Option<Sink<Target>>,
-    target: &mut Option<Target>,
-    layout: &Layout,
-) -> Result<&'s mut Sink<Target>, CliError> {
-    if sink.is_none() {
-        let out = target
-            .take()
-            .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
-        *sink = Some(Sink::new(out, layout)?);
-    }
-    sink.as_mut()
-        .ok_or_else(|| CliError::Message("internal error: no output".into()))
 }
 
 /// What pass 2 does with a record of pass 1.
@@ -222,67 +199,30 @@ fn pass_one(
     counts: &mut Counts,
     bar: &indicatif::ProgressBar,
 ) -> Result<Learnt, CliError> {
-    let Run { args, db, .. } = *run;
-    let state = RefCell::new(Learnt::default());
-    let failure = RefCell::new(None::<CliError>);
-    let counts_cell = RefCell::new(std::mem::take(counts));
-    // A chunk's records to load at a time, two chunks queued at most: the
-    // chunks are bounded in bytes, so memory is too.
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<(String, String)>>(2);
-    let mut report = None;
-    std::thread::scope(|scope| -> Result<(), CliError> {
-        let loader = scope.spawn(|| {
-            let docs = receiver.into_iter().flatten();
-            db.insert_bulk(docs, &BulkOptions::default().batch(args.batch), |_| {
-                !run.interrupt.interrupted()
-            })
-        });
-        let read = for_each_chunk(run, |input, _, chunk| {
-            let place = Place {
-                inputs: &args.inputs,
-                input,
+    let args = run.args;
+    let mut learnt = Learnt::default();
+    let options = BulkOptions::default().batch(args.batch);
+    let rejected = read_and_load(run, &options, |input, chunk, docs| {
+        let place = Place {
+            inputs: &args.inputs,
+            input,
+        };
+        for (line, parsed) in chunk.units {
+            let good = match parsed {
+                Parsed::Blank => continue,
+                Parsed::Bad(reason) => {
+                    counts.read += 1;
+                    bad(counts, &place, line, &reason);
+                    continue;
+                }
+                Parsed::Good(good) => good,
             };
-            let mut counts = counts_cell.borrow_mut();
-            let mut state = state.borrow_mut();
-            let mut docs = Vec::new();
-            for (line, parsed) in chunk.units {
-                let good = match parsed {
-                    Parsed::Blank => continue,
-                    Parsed::Bad(reason) => {
-                        counts.read += 1;
-                        bad(&mut counts, &place, line, &reason);
-                        continue;
-                    }
-                    Parsed::Good(good) => good,
-                };
-                counts.read += 1;
-                bar.inc(1);
-                let load = learn(run, &place, line, good, &mut state, &mut counts)?;
-                docs.extend(load);
-            }
-            // A closed channel: the loader stopped, and its error is reported.
-            let _ = sender.send(docs);
-            Ok(())
-        });
-        drop(sender);
-        let loaded = loader
-            .join()
-            .map_err(|_| CliError::Message("internal error: the loader panicked".into()))?;
-        if let Err(e) = read {
-            *failure.borrow_mut() = Some(e);
+            counts.read += 1;
+            bar.inc(1);
+            docs.extend(learn(run, &place, line, good, &mut learnt, counts)?);
         }
-        report = Some(loaded?);
         Ok(())
     })?;
-    *counts = counts_cell.into_inner();
-    if let Some(err) = failure.into_inner() {
-        return Err(err);
-    }
-    if run.interrupt.interrupted() {
-        return fail("interrupted");
-    }
-    let mut learnt = state.into_inner();
-    let rejected = report.map(|r| r.rejected).unwrap_or_default();
     refused(args, rejected, &mut learnt, counts);
     Ok(learnt)
 }
@@ -330,14 +270,8 @@ fn learn(
 ) -> Result<Option<(String, String)>, CliError> {
     state.order += 1;
     let key = good.id.clone().unwrap_or_else(|| place.key(line));
-    if let Some(seen) = state.seen.get(&key) {
-        let at = Place {
-            inputs: place.inputs,
-            input: seen.input,
-        }
-        .at(seen.line);
-        let reason = format!("repeated id: `{}` is also at {at}", short(&key));
-        bad(counts, place, line, &reason);
+    if state.seen.contains_key(&key) {
+        bad(counts, place, line, &repeated(&key));
         return Ok(None);
     }
     let score = match &run.args.keep {

@@ -27,13 +27,16 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod chunks;
+mod clustered;
+mod database;
 mod first;
 mod grouped;
 mod outputs;
 mod report;
 mod resume;
 
-use chunks::{for_each_chunk, read_ahead, Ahead};
+use chunks::{for_each_chunk, read_ahead, read_and_load, Ahead};
+use database::open_db;
 use outputs::{check_paths, finish_side, Drop, Side, Target, Written};
 use report::{interrupted_message, summary, written};
 
@@ -92,7 +95,8 @@ pub struct Args {
     /// and lists for the look-ups, and up to a quarter is the filter of
     /// what the run wrote (21 bytes per kept record; a run that outgrows
     /// it goes on without it, slower); without --db, an eighth caches the
-    /// temporary database's records and a 128th its pages; a 32nd holds
+    /// temporary database's records and a 128th its pages (a 16th with
+    /// longest, max:F, min:F); a 32nd holds
     /// the ids seen, for the repeated-id check (8.5 bytes each; past it,
     /// they go to a temporary file).
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
@@ -245,6 +249,7 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     };
     let result = match args.keep {
         Keep::First => first::first(&run, target, out),
+        _ if args.db.is_none() => clustered::clustered(&run, target, out),
         _ => grouped::grouped(&run, target, out),
     };
     bar.finish_and_clear();
@@ -349,75 +354,6 @@ fn expire_window(args: &Args, db: &Database, interrupt: &Interrupt) -> Result<u6
     Ok(report.removed)
 }
 
-/// Opens `--db` (created when missing) or creates a temporary database,
-/// with the folder that holds it.
-fn open_db(args: &Args, ctx: &Context) -> Result<(Database, Option<tempfile::TempDir>), CliError> {
-    let config = || {
-        let config = Config::jaccard(args.threshold.unwrap_or(0.8));
-        match (args.bands, args.rows) {
-            (Some(b), Some(r)) => config.bands(b, r),
-            _ => config,
-        }
-    };
-    match &args.db {
-        Some(path) if path.exists() => {
-            let db = open_waiting(path, &args.wait, ctx)?;
-            args.carry.check(&db, path)?;
-            if args.window.is_some() && !db.has_time_index() {
-                return fail(format!(
-                    "{} keeps no time index, which --window needs; add it with `lshdb rebuild \
-                     {} --timestamps` (the documents stored so far are stamped with the time \
-                     of the rebuild)",
-                    path.display(),
-                    crate::output::shell_arg(&path.to_string_lossy())
-                ));
-            }
-            let s = db.settings();
-            if let (Some(b), Some(r)) = (args.bands, args.rows) {
-                if (b, r) != (s.bands, s.rows) {
-                    return fail(format!(
-                        "{} has {} bands × {} rows; --bands and --rows only apply to a database this run creates (to change them: lshdb rebuild {} --threshold {} --bands {b} --rows {r})",
-                        path.display(),
-                        s.bands,
-                        s.rows,
-                        path.display(),
-                        s.threshold
-                    ));
-                }
-            }
-            Ok((db, None))
-        }
-        Some(path) => {
-            let mut config = config().store_text(args.store_text);
-            if args.carry.priority_field.is_some() {
-                config = config.cluster_representative(lshdb::Representative::Priority);
-            }
-            let times = args.window.is_some() || args.carry.time_field.is_some();
-            let db = Database::create(path, config.timestamps(times))?;
-            ctx.opened(path);
-            ctx.interrupt().writing();
-            Ok((db, None))
-        }
-        None => {
-            let dir = tempfile::tempdir().map_err(|e| {
-                CliError::Message(format!("cannot create a temporary database: {e}"))
-            })?;
-            // Its caches are part of --memory too: an eighth for decoded
-            // records, which the look-ups verify again and again (family
-            // members are candidates of each other), and a hundred-and-
-            // twenty-eighth for redb's pages, which at 10 M records are
-            // mostly read once (docs/benchmarks.md: with a 32nd each, a
-            // 10 M dedup took 16 % longer at a 20 MB higher peak).
-            let db = Database::builder()
-                .cache_bytes(args.memory / 128)
-                .record_cache_bytes(args.memory / 8)
-                .create(dir.path().join("dedup.lshdb"), config())?;
-            ctx.interrupt().writing();
-            Ok((db, Some(dir)))
-        }
-    }
-}
-
 /// What both keep policies read: the run's arguments, database and
 /// settings.
 #[derive(Clone, Copy)]
@@ -462,6 +398,36 @@ fn finish_output(
         (None, Some(target)) => Sink::new(target, &layout.unwrap_or(Layout::Lines))?.finish(),
         (None, None) => fail("internal error: no output"),
     }
+}
+
+/// The output's sink, made from the one target at the first chunk (when
+/// the input's layout is known).
+fn open_sink<'s>(
+    sink: &'s mut Option<Sink<Target>>,
+    target: &mut Option<Target>,
+    layout: &Layout,
+) -> Result<&'s mut Sink<Target>, CliError> {
+    if sink.is_none() {
+        let out = target
+            .take()
+            .ok_or_else(|| CliError::Message("internal error: no output".into()))?;
+        *sink = Some(Sink::new(out, layout)?);
+    }
+    sink.as_mut()
+        .ok_or_else(|| CliError::Message("internal error: no output".into()))
+}
+
+/// The 64-bit hash of a record id that tells repeated ids.
+fn id_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
+}
+
+/// The reason a record whose id came earlier in the input is rejected.
+fn repeated(key: &str) -> String {
+    format!("repeated id: `{}` is also earlier in the input", short(key))
 }
 
 /// The reason of a refused document, as a bad record's.
