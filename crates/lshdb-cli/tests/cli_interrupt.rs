@@ -282,3 +282,61 @@ fn ctrl_c_ends_a_wait_for_input_that_never_comes() {
         panic!("lshdb never installed its Ctrl-C handler");
     }
 }
+
+/// Ctrl-C during pass 1 of `dedup --keep longest` (the load into the
+/// temporary database that keeps clusters, `dedup/clustered.rs`) of a
+/// file too long to load in the time: it exits 130 saying so, and no
+/// output is put in place.
+#[test]
+fn ctrl_c_ends_a_grouped_dedup_and_writes_no_output() {
+    for _attempt in 0..3 {
+        let cli = Cli::new();
+        // Texts of 20 words of their own (the templated `generated` texts
+        // share buckets by the thousand, and a commit of them is slow).
+        let mut state = 7u64;
+        let mut word = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            format!("w{}", state >> 40)
+        };
+        let input: String = (0..200_000)
+            .map(|i| {
+                let text: Vec<String> = (0..20).map(|_| word()).collect();
+                format!(
+                    "{}\n",
+                    serde_json::json!({"id": format!("d{i}"), "text": text.join(" ")})
+                )
+            })
+            .collect();
+        cli.write("in.jsonl", input);
+        let args = [
+            "dedup",
+            "in.jsonl",
+            "--id-field",
+            "id",
+            "--keep",
+            "longest",
+            "--out",
+            "k.jsonl",
+        ];
+        let (child, _stdin) = cli.spawn_fed(&args, "");
+        std::thread::sleep(Duration::from_millis(1500));
+        sigint(&child);
+        let Some((code, stdout, stderr, waited)) = wait_at_most(child, Duration::from_secs(20))
+        else {
+            continue; // the signal came before the handler was installed
+        };
+        assert_eq!(code, 130, "{stdout}\n{stderr}");
+        assert!(waited < Duration::from_secs(10), "took {waited:?}");
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(last.starts_with("lshdb: interrupted"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            !cli.path("k.jsonl").exists(),
+            "an interrupted run wrote its output"
+        );
+        return;
+    }
+    panic!("the signal came before the handler was installed three times");
+}
