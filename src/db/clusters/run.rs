@@ -99,7 +99,10 @@ pub(crate) fn before_run_in(
     let reader = view.cache.reader(&tables);
     // The candidates' clusters in this snapshot, each read once for the
     // run: a hot bucket's members are candidates of many of its documents.
-    let cluster_of = quick_cache::sync::Cache::<u64, Option<u64>>::new(CLUSTER_OF_ITEMS);
+    // Sized by the run, so that a small commit does not allocate for a
+    // large one.
+    let items = new.len().saturating_mul(16).clamp(16, CLUSTER_OF_ITEMS);
+    let cluster_of = quick_cache::sync::Cache::<u64, Option<u64>>::new(items);
     // A twin joins its twin's cluster, which the twin's stored clusters
     // join: it need not probe.
     let twins = twins(new);
