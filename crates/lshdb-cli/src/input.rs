@@ -39,10 +39,18 @@ pub fn open_input(path: &str) -> std::io::Result<Box<dyn BufRead + Send>> {
     }
 }
 
-/// Standard input read on a thread of its own, in blocks, so that the
-/// reader notices Ctrl-C also while no input comes (a pipe nobody writes
-/// to): reading then fails with "interrupted".
-pub struct InterruptibleStdin {
+/// Whether `path` names something other than a regular file (a named
+/// pipe, a device, a socket), whose reads may wait for a writer.
+pub fn may_wait(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Standard input, or a named pipe or device, read on a thread of its own,
+/// in blocks, so that the reader notices Ctrl-C also while no input comes
+/// (a pipe nobody writes to, or whose writer stalls after some records):
+/// reading then fails with "interrupted". The thread, blocked in `read`,
+/// is left behind; the process ends without waiting for it.
+pub struct InterruptibleInput {
     blocks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     block: Vec<u8>,
     at: usize,
@@ -53,16 +61,28 @@ pub struct InterruptibleStdin {
     unread: Arc<AtomicUsize>,
 }
 
-impl InterruptibleStdin {
+impl InterruptibleInput {
+    /// Standard input.
     pub fn new(interrupt: Interrupt) -> Self {
+        Self::reading(interrupt, || std::io::stdin().lock())
+    }
+
+    /// `file` (a named pipe or device: anything that may wait for a
+    /// writer).
+    pub fn file(file: std::fs::File, interrupt: Interrupt) -> Self {
+        Self::reading(interrupt, move || file)
+    }
+
+    /// What `open` opens, read on a thread of its own.
+    fn reading<R: Read>(interrupt: Interrupt, open: impl FnOnce() -> R + Send + 'static) -> Self {
         let (sender, blocks) = std::sync::mpsc::sync_channel(16);
         let unread = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&unread);
         std::thread::spawn(move || {
-            let mut stdin = std::io::stdin().lock();
+            let mut input = open();
             loop {
                 let mut block = vec![0u8; 1 << 16];
-                match stdin.read(&mut block) {
+                match input.read(&mut block) {
                     Ok(n) => {
                         block.truncate(n);
                         counted.fetch_add(n, Ordering::AcqRel);
@@ -95,7 +115,7 @@ impl InterruptibleStdin {
     }
 }
 
-impl BufRead for InterruptibleStdin {
+impl BufRead for InterruptibleInput {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.at == self.block.len() {
             if self.ended {
@@ -128,7 +148,7 @@ impl BufRead for InterruptibleStdin {
     }
 }
 
-impl Read for InterruptibleStdin {
+impl Read for InterruptibleInput {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let block = self.fill_buf()?;
         let n = out.len().min(block.len());
@@ -153,7 +173,7 @@ impl Backlog {
     }
 
     /// Never ready: chunks of one record, for a pipe read without
-    /// [`InterruptibleStdin`].
+    /// [`InterruptibleInput`].
     pub fn one_at_a_time() -> Self {
         Backlog(Some(Arc::new(AtomicUsize::new(0))))
     }

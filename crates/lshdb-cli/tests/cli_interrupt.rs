@@ -340,3 +340,76 @@ fn ctrl_c_ends_a_grouped_dedup_and_writes_no_output() {
     }
     panic!("the signal came before the handler was installed three times");
 }
+
+/// Ctrl-C ends a command whose named pipe sent records and then stalls
+/// (its writer keeps it open and says nothing more): `dedup` (streaming
+/// and grouped, with and without `--db`), `add --jsonl` and `query
+/// --jsonl` read a pipe on a thread of their own, as they read standard
+/// input. The first Ctrl-C ends them at once, with exit code 130 and the
+/// database closed cleanly (before, `dedup` waited for the writer, and
+/// `add` ended without closing the file).
+#[test]
+fn ctrl_c_ends_a_command_whose_pipe_stalls_mid_stream() {
+    let records = generated(500);
+    let cases: [&[&str]; 5] = [
+        &["dedup", "f", "--id-field", "id", "--out", "k.jsonl"],
+        &[
+            "dedup",
+            "f",
+            "--id-field",
+            "id",
+            "--keep",
+            "longest",
+            "--out",
+            "k.jsonl",
+        ],
+        &[
+            "dedup",
+            "f",
+            "--id-field",
+            "id",
+            "--db",
+            "db.lshdb",
+            "--out",
+            "k.jsonl",
+        ],
+        &["add", "db.lshdb", "--jsonl", "f"],
+        &["query", "db.lshdb", "--jsonl", "f"],
+    ];
+    'cases: for args in cases {
+        for _attempt in 0..3 {
+            let cli = Cli::new();
+            cli.run(&["create", "db.lshdb"]).ok();
+            mkfifo(&cli, "f");
+            let (child, _stdin) = cli.spawn_fed(args, "");
+            // The writer sends every record, then holds the pipe open.
+            let (fifo, sent) = (cli.path("f"), records.clone());
+            let writer = std::thread::spawn(move || {
+                use std::io::Write;
+                let mut file = std::fs::OpenOptions::new().write(true).open(fifo)?;
+                file.write_all(sent.as_bytes())?;
+                file.flush()?;
+                std::thread::sleep(Duration::from_secs(30));
+                Ok::<_, std::io::Error>(())
+            });
+            std::thread::sleep(Duration::from_millis(1500));
+            sigint(&child);
+            let Some((code, stdout, stderr, waited)) = wait_at_most(child, Duration::from_secs(20))
+            else {
+                continue; // the signal came before the handler was installed
+            };
+            drop(writer);
+            assert_eq!(code, 130, "{args:?}:\n{stdout}\n{stderr}");
+            assert!(waited < Duration::from_secs(3), "{args:?}: took {waited:?}");
+            let last = stderr.lines().last().unwrap_or_default();
+            assert!(last.starts_with("lshdb: interrupted"), "{args:?}: {stderr}");
+            assert!(!last.contains("stopping now"), "{args:?}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert!(!cli.path("k.jsonl").exists(), "{args:?} wrote its output");
+            // Closed cleanly: read-only commands open it.
+            cli.run(&["stats", "db.lshdb", "--json"]).ok();
+            continue 'cases;
+        }
+        panic!("lshdb never installed its Ctrl-C handler");
+    }
+}

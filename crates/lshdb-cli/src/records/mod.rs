@@ -197,10 +197,16 @@ impl Source {
                 // Read on a thread of its own, so that Ctrl-C is
                 // noticed while a pipe delivers nothing.
                 "-" => {
-                    let stdin = crate::input::InterruptibleStdin::new(interrupt.clone());
+                    let stdin = crate::input::InterruptibleInput::new(interrupt.clone());
                     backlog = stdin.backlog();
                     crate::input::decoded(stdin)
                 }
+                // A named pipe or device may stall too.
+                _ if crate::input::may_wait(name) => std::fs::File::open(path).and_then(|file| {
+                    let input = crate::input::InterruptibleInput::file(file, interrupt.clone());
+                    backlog = input.backlog();
+                    crate::input::decoded(input)
+                }),
                 _ => crate::input::open_input(path),
             };
             input.map_err(crate::io_context("cannot open input", name))
