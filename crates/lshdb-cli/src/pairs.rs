@@ -1,6 +1,7 @@
-//! `lshdb pairs`, `lshdb groups` and `lshdb clusters`: every verified
-//! near-duplicate pair, the clusters they form, and the clusters a file
-//! maintains with stable ids.
+//! `lshdb pairs`, `lshdb groups`, `lshdb clusters` and `lshdb
+//! similarity`: every verified near-duplicate pair, the clusters they
+//! form, the clusters a file maintains with stable ids, and the similarity
+//! of two stored documents.
 
 use crate::args::{open_read_only, parse_threshold};
 use crate::output::{escaped, json, line, progress, similarity, spinner};
@@ -107,9 +108,16 @@ pub struct ClustersArgs {
     #[arg(long, default_value_t = 2)]
     min_size: u64,
     /// One JSON object per cluster:
-    /// {"id": N, "representative": KEY, "size": N, "members": [KEY, ...]}.
+    /// {"id": N, "representative": KEY, "size": N, "members": [KEY, ...]};
+    /// with --documents, one per document.
     #[arg(long)]
     json: bool,
+    /// A line per document instead, in the order stored, with its cluster
+    /// and its similarity to the representative:
+    /// {"key": KEY, "cluster": N, "representative": KEY, "size": N,
+    /// "similarity": X}.
+    #[arg(long)]
+    documents: bool,
 }
 
 pub fn clusters(args: &ClustersArgs, ctx: &Context) -> CmdResult {
@@ -122,6 +130,9 @@ pub fn clusters(args: &ClustersArgs, ctx: &Context) -> CmdResult {
         )));
     }
     ctx.interrupt().catch_interrupt();
+    if args.documents {
+        return document_clusters(&db, args, ctx);
+    }
     for cluster in db.clusters()? {
         let cluster = cluster?;
         if cluster.size < args.min_size {
@@ -151,6 +162,74 @@ pub fn clusters(args: &ClustersArgs, ctx: &Context) -> CmdResult {
                 "interrupted: stopped after the clusters printed above".into(),
             ));
         }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `clusters --documents`: every document with its cluster, streamed from
+/// one snapshot ([`lshdb::Database::document_clusters`]).
+fn document_clusters(db: &lshdb::Database, args: &ClustersArgs, ctx: &Context) -> CmdResult {
+    for document in db.document_clusters()? {
+        let document = document?;
+        let cluster = &document.cluster;
+        if cluster.size < args.min_size {
+            continue;
+        }
+        if args.json {
+            json(&json!({
+                "key": document.key,
+                "cluster": cluster.id,
+                "representative": cluster.representative,
+                "size": cluster.size,
+                "similarity": document.similarity,
+            }));
+        } else {
+            line(format_args!(
+                "{}\tcluster {}\t{} to {}",
+                escaped(&document.key),
+                cluster.id,
+                similarity(document.similarity),
+                escaped(&cluster.representative)
+            ));
+        }
+        if ctx.interrupt().interrupted() {
+            return Err(CliError::Interrupted(
+                "interrupted: stopped after the documents printed above".into(),
+            ));
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The Jaccard similarity of two stored documents.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lshdb similarity pages.lshdb page-1 page-2")]
+pub struct SimilarityArgs {
+    /// The database file.
+    file: PathBuf,
+    /// One document's key.
+    a: String,
+    /// The other's.
+    b: String,
+    /// One JSON object: {"a": KEY, "b": KEY, "similarity": X}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn similarity_of(args: &SimilarityArgs, ctx: &Context) -> CmdResult {
+    let db = open_read_only(&args.file, ctx)?;
+    let Some(found) = db.similarity(&args.a, &args.b)? else {
+        let missing = if db.get(&args.a)?.is_none() {
+            &args.a
+        } else {
+            &args.b
+        };
+        return Err(lshdb::Error::NotFound(missing.clone()).into());
+    };
+    if args.json {
+        json(&json!({"a": args.a, "b": args.b, "similarity": found}));
+    } else {
+        line(format_args!("{}", similarity(found)));
     }
     Ok(Outcome::Ok)
 }

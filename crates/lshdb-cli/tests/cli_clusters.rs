@@ -301,3 +301,62 @@ fn the_docs_priority_example_runs() {
     assert_eq!(got["cluster"]["representative"], "origin");
     assert_eq!(got["cluster"]["size"], 3);
 }
+
+/// `clusters --documents` lists every document with its cluster and its
+/// similarity to the representative (what `get` and `similarity` say of
+/// it), and `similarity A B` prints the Jaccard similarity of two stored
+/// documents; a missing key, or a file without clusters, is an error.
+#[test]
+fn documents_with_their_clusters_and_the_similarity_of_two() {
+    let cli = Cli::new();
+    cli.run(&["create", "c.lshdb", "--clusters"]).ok();
+    cli.write("docs.jsonl", docs(&[("a", A), ("b", A2), ("c", C)]));
+    cli.run(&["add", "c.lshdb", "--jsonl", "docs.jsonl"]).ok();
+    let ab = cli
+        .run(&["similarity", "c.lshdb", "a", "b", "--json"])
+        .ok()
+        .json();
+    let s = ab["similarity"].as_f64().unwrap();
+    assert!(s > 0.8 && s < 1.0, "{ab}");
+    assert_eq!((ab["a"].as_str(), ab["b"].as_str()), (Some("a"), Some("b")));
+    let text = cli.run(&["similarity", "c.lshdb", "a", "c"]).ok();
+    let ac: f64 = text.stdout.trim().parse().unwrap();
+    assert!(ac < 0.3, "{}", text.stdout);
+    let missing = cli.run(&["similarity", "c.lshdb", "a", "nope"]);
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("`nope`"), "{}", missing.stderr);
+
+    let all = cli
+        .run(&[
+            "clusters",
+            "c.lshdb",
+            "--documents",
+            "--min-size",
+            "1",
+            "--json",
+        ])
+        .ok()
+        .json_lines();
+    let keys: Vec<&str> = all.iter().map(|d| d["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["a", "b", "c"], "in the order stored");
+    let got = cli.run(&["get", "c.lshdb", "b", "--json"]).ok().json();
+    assert_eq!(all[1]["cluster"], got["cluster"]["id"]);
+    assert_eq!(all[1]["representative"], "a");
+    assert_eq!(all[1]["size"], 2);
+    assert_eq!(all[1]["similarity"].as_f64(), Some(s));
+    assert_eq!(all[0]["similarity"].as_f64(), Some(1.0));
+    assert_ne!(all[2]["cluster"], all[0]["cluster"]);
+    // The default --min-size 2 leaves out the cluster of one.
+    let text = cli.run(&["clusters", "c.lshdb", "--documents"]).ok();
+    assert_eq!(text.stdout.lines().count(), 2, "{}", text.stdout);
+    text.stdout_has("b\tcluster ");
+
+    cli.run(&["create", "plain.lshdb"]).ok();
+    let refused = cli.run(&["clusters", "plain.lshdb", "--documents"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.stderr.contains("keeps no clusters"),
+        "{}",
+        refused.stderr
+    );
+}
