@@ -91,3 +91,63 @@ fn many_identical_copies_are_grouped_at_once_with_the_same_decisions() {
     assert!(db.contains("other").unwrap());
     assert!(!db.contains("c0").unwrap());
 }
+
+/// `--clusters` within `--memory`: with `--memory 64M` its drops pass
+/// their budget (a 32nd, 2 MiB) and go through temporary files. The file
+/// still holds, line by line, exactly the `--dropped` lines grouped by the
+/// kept record they duplicate: in the order of each group's first drop,
+/// the drops in the order they came (here 12,000 groups of copies, and
+/// one group of 20,000).
+#[test]
+fn the_clusters_file_past_its_memory_is_the_dropped_lines_grouped() {
+    let cli = Cli::new();
+    let copy = "one text copied many times over, as scraped pages often are, word for word";
+    let mut text = input("a different record about sailing boats and tides", copy);
+    for i in 0..36_000 {
+        let seed = i % 12_000;
+        let words: Vec<String> = (0..12)
+            .map(|w| format!("s{seed}w{w}x{}", seed * 31 + w))
+            .collect();
+        text += &format!(
+            "{}\n",
+            serde_json::json!({"id": format!("f{i}"), "text": words.join(" ")})
+        );
+    }
+    cli.write("in.jsonl", text);
+    let args = [
+        "--memory",
+        "64M",
+        "--dropped",
+        "d.jsonl",
+        "--clusters",
+        "c.jsonl",
+        "--out",
+        "k.jsonl",
+    ];
+    let summary = dedup_keep(&cli, "first", &args).expect(0).json();
+    assert!(summary["dropped"].as_u64() >= Some(43_000), "{summary}");
+    // The dropped lines, grouped by the record they duplicate.
+    let mut groups: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+    let mut at = std::collections::HashMap::new();
+    for line in cli.read("d.jsonl").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let of = v["duplicate_of"].as_str().unwrap().to_owned();
+        let i = *at.entry(of.clone()).or_insert_with(|| {
+            groups.push((of, Vec::new()));
+            groups.len() - 1
+        });
+        let member = serde_json::json!({"id": v["id"], "similarity": v["similarity"]});
+        groups[i].1.push(member);
+    }
+    let lines: Vec<serde_json::Value> = cli
+        .read("c.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(groups.len() > 10_000, "{}", groups.len());
+    assert_eq!(lines.len(), groups.len());
+    for (line, (kept, members)) in lines.iter().zip(&groups) {
+        assert_eq!(line["kept"], kept.as_str());
+        assert_eq!(line["dropped"].as_array().unwrap(), members, "{kept}");
+    }
+}

@@ -27,6 +27,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod chunks;
+mod cluster_file;
 mod clustered;
 mod database;
 mod first;
@@ -36,6 +37,7 @@ mod report;
 mod resume;
 
 use chunks::{for_each_chunk, read_ahead, read_and_load, Ahead};
+use cluster_file::ClusterFile;
 use database::open_db;
 use outputs::{check_paths, finish_side, Drop, Side, Target, Written};
 use report::{interrupted_message, summary, written};
@@ -220,7 +222,8 @@ pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     let fields = fields(args);
     let mut side = Side {
         dropped: args.dropped.as_deref().map(Written::create).transpose()?,
-        clusters: args.clusters.as_ref().map(|_| (HashMap::new(), Vec::new())),
+        // A 32nd of --memory, then temporary files.
+        clusters: (args.clusters.as_ref()).map(|_| ClusterFile::with_budget(args.memory / 32)),
         rejected: args.rejected.as_deref().map(Written::create).transpose()?,
     };
     let clusters_out = args.clusters.as_deref().map(Written::create).transpose()?;

@@ -4,11 +4,11 @@
 //! or `.zst`, and the check that no two of them (nor the database, nor an
 //! input) are one file.
 
+use super::cluster_file::ClusterFile;
 use super::Args;
 use crate::support::outfile::{io_cause, same_file, Output};
 use crate::CliError;
 use serde_json::json;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -153,15 +153,11 @@ impl Drop {
     }
 }
 
-/// Clusters being collected: kept key → its place in the list of
-/// (kept key, dropped members), in order of first drop.
-type Clusters = (HashMap<String, usize>, Vec<(String, Vec<(String, f64)>)>);
-
 /// The side outputs.
 pub(super) struct Side {
     pub dropped: Option<Written>,
-    /// Kept key → its dropped members, in order of first drop.
-    pub clusters: Option<Clusters>,
+    /// The drops by kept record, for `--clusters`.
+    pub clusters: Option<ClusterFile>,
     /// The rejected records, as JSON Lines.
     pub rejected: Option<Written>,
 }
@@ -173,12 +169,8 @@ impl Side {
         if let Some(out) = &mut self.dropped {
             writeln!(out, "{}", drop.line(db)?)?;
         }
-        if let Some((index, list)) = &mut self.clusters {
-            let at = *index.entry(drop.of.clone()).or_insert_with(|| {
-                list.push((drop.of.clone(), Vec::new()));
-                list.len() - 1
-            });
-            list[at].1.push((drop.id, drop.similarity));
+        if let Some(clusters) = &mut self.clusters {
+            clusters.add(&drop.of, drop.id, drop.similarity)?;
         }
         Ok(())
     }
@@ -248,14 +240,8 @@ pub(super) fn finish_side(mut side: Side, clusters_out: Option<Written>) -> Resu
     if let Some(out) = side.rejected.take() {
         out.finish()?;
     }
-    if let (Some(mut out), Some((_, list))) = (clusters_out, side.clusters.take()) {
-        for (kept, members) in list {
-            let members: Vec<_> = members
-                .iter()
-                .map(|(k, s)| json!({"id": k, "similarity": s}))
-                .collect();
-            writeln!(out, "{}", json!({"kept": kept, "dropped": members}))?;
-        }
+    if let (Some(mut out), Some(clusters)) = (clusters_out, side.clusters.take()) {
+        clusters.write_to(&mut out)?;
         out.finish()?;
     }
     Ok(())

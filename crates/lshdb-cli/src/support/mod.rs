@@ -11,6 +11,7 @@ pub mod hashes;
 pub mod jsonl;
 pub mod load;
 pub mod outfile;
+pub mod sorter;
 #[cfg(test)]
 pub mod testing;
 pub mod when;
