@@ -216,3 +216,64 @@ fn copies_in_a_load_join_their_twins_clusters() {
     // Copies of a text of its own make clusters of two or three.
     assert_eq!(found[0].len(), 40, "{:?}", found[0]);
 }
+
+/// A hot bucket of copies across many commits (one text stored 600
+/// times, in commits of 7, in two loads), beside near-variants of it, a
+/// second text's copies, and a late near-variant: a copy
+/// of a stored document joins that document's cluster without reading its
+/// buckets whole (`db/clusters/run.rs`, `stored_twin`), and the clusters
+/// are still `groups()`' components, with one id for the first text's
+/// copies from first to last.
+#[test]
+fn copies_of_stored_documents_join_their_clusters() {
+    let words = |seed: usize| -> Vec<String> { (0..40).map(|w| format!("w{seed}x{w}")).collect() };
+    let (a, b) = (words(1).join(" "), words(2).join(" "));
+    let mut docs = Vec::new();
+    for i in 0..1_200 {
+        let text = match i % 4 {
+            0 | 1 => a.clone(),
+            2 => b.clone(),
+            _ if i % 40 == 3 => {
+                let mut v = words(1);
+                v[i / 40 % 40] = format!("edit{i}");
+                v.join(" ")
+            }
+            _ => format!("{} own{i}", words(1_000 + i).join(" ")),
+        };
+        docs.push((format!("d{i:05}"), text));
+    }
+    // Late: most of a's words and a few of b's.
+    let bridge: Vec<String> = words(1)[..36]
+        .iter()
+        .chain(&words(2)[..4])
+        .cloned()
+        .collect();
+    docs.push(("z-bridge".into(), bridge.join(" ")));
+    let dir = tempfile::tempdir().unwrap();
+    let db = with_clusters(&dir, "c.lshdb");
+    let first = {
+        let options = BulkOptions::default().batch(7);
+        db.insert_bulk(docs[..600].iter().cloned(), &options, |_| true)
+            .unwrap();
+        db.cluster_of("d00000").unwrap().unwrap().id
+    };
+    let options = BulkOptions::default().batch(7);
+    db.insert_bulk(docs[600..].iter().cloned(), &options, |_| true)
+        .unwrap();
+    let clusters = assert_right(&db);
+    let of_a = db.cluster_of("d01197").unwrap().unwrap();
+    assert_eq!(
+        of_a.id, first,
+        "the copies keep the first copy's cluster id"
+    );
+    assert!(of_a.size >= 600, "{of_a:?}");
+    // The variants of a (one word edited) are in a's cluster, b's copies
+    // in one of their own.
+    assert_eq!(db.cluster_of("d00003").unwrap().unwrap().id, first);
+    let of_b = db.cluster_of("d00002").unwrap().unwrap();
+    assert_ne!(of_b.id, first);
+    assert_eq!(of_b.size, 300);
+    assert!(clusters
+        .iter()
+        .any(|c| c.len() == 300 && c.contains("d01198")));
+}

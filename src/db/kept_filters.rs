@@ -35,10 +35,10 @@ pub(crate) struct KeptFilters {
 }
 
 impl KeptFilters {
-    /// Nothing kept yet.
-    pub fn new() -> Self {
+    /// Nothing kept yet; at most `bytes` of filters kept.
+    pub fn new(bytes: usize) -> Self {
         Self {
-            cache: Arc::new(RowCache::whole_filters_only(KEPT_FILTER_BYTES)),
+            cache: Arc::new(RowCache::whole_filters_only(bytes)),
             issued: 0,
         }
     }

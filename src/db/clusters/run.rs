@@ -10,7 +10,7 @@
 //! merged them) and the clusters of earlier new documents sharing a bucket,
 //! found in memory. The edges are the same as one insert at a time finds.
 
-use super::upkeep::{probe, verified, Upkeep, ALL_BANDS};
+use super::upkeep::{probe, stored_twin, verified, Upkeep, ALL_BANDS};
 use crate::db::held::BandKeyMap;
 use crate::pipeline::Pipeline;
 use crate::query::plan::verify_in_memory;
@@ -118,6 +118,11 @@ pub(crate) fn before_run_in(
                     "new document {id} has no set held"
                 )));
             };
+            let stored_cluster = |id| clusters.cluster_of(id);
+            let copy = (&doc.band_keys[..], doc.bands, set, u64::MAX);
+            if let Some(cluster) = stored_twin(&tables, &reader, stored_cluster, copy)? {
+                return Ok(vec![cluster]);
+            }
             let mut by_cluster = Vec::new();
             for candidate in probe(&tables, &doc.band_keys, doc.bands)? {
                 let cluster = match cluster_of.get(&candidate) {

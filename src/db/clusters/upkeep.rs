@@ -84,6 +84,16 @@ impl<'t> Upkeep<'t> {
         band_keys: &[u64],
         reuse: Option<u64>,
     ) -> Result<Row> {
+        // A copy of a stored document joins its cluster.
+        let mut set = Vec::new();
+        if docs.set_into(id, &mut set)? {
+            let tables = &self.tables;
+            let cluster_of = |doc| tables.cluster_of(doc);
+            let copy = (band_keys, ALL_BANDS, &set[..], id);
+            if let Some(cluster) = stored_twin(docs, docs, cluster_of, copy)? {
+                return self.merge(docs, id, vec![cluster], reuse);
+            }
+        }
         let mut by_cluster = Vec::new();
         for candidate in probe(docs, band_keys, ALL_BANDS)? {
             if candidate == id {
@@ -329,6 +339,49 @@ pub(super) fn verified(
         }
     }
     Ok(joined)
+}
+
+/// The postings of band 0 [`stored_twin`] reads, at most.
+const TWIN_PROBE: usize = 16;
+
+/// The cluster of a stored document other than `exclude` with the same
+/// shingle set `set` as the document of `band_keys`, among the first
+/// [`TWIN_PROBE`] of its band-0 bucket (a copy has every band key of its
+/// original; `bands`: the bands a stored document may share, bit 0 for
+/// band 0). A copy's neighbours are its original and the original's
+/// neighbours, all in the original's cluster (a connected component):
+/// that cluster is exactly the clusters holding a verified neighbour of
+/// the copy, found without reading its buckets whole. A hot bucket of
+/// copies (one boilerplate text stored a million times) would otherwise be
+/// read whole, and each member's cluster looked up, for every copy:
+/// time quadratic in the copies, and memory linear.
+pub(super) fn stored_twin(
+    index: &impl Index,
+    reader: &impl Reader,
+    cluster_of: impl Fn(u64) -> Result<Option<u64>>,
+    (band_keys, bands, set, exclude): (&[u64], u64, &[u32], u64),
+) -> Result<Option<u64>> {
+    let Some(&key) = band_keys.first() else {
+        return Ok(None);
+    };
+    if bands & 1 == 0 {
+        return Ok(None); // no stored document has this band-0 key
+    }
+    let mut ids = Vec::new();
+    let probe = Probe::all(0, key, TWIN_PROBE);
+    index.postings(Postings::Buckets, probe, &mut ids)?;
+    for id in ids.into_iter().filter(|&id| id != exclude) {
+        let same_size = &mut |len: u32, _: &[u32]| len as usize == set.len();
+        let Some(entry) = reader.entry(id, same_size)? else {
+            continue;
+        };
+        if entry.set() == Some(set) {
+            if let Some(cluster) = cluster_of(id)? {
+                return Ok(Some(cluster));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Every id posted in the buckets of `band_keys` (fresh and in runs, no

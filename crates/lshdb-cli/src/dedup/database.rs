@@ -75,6 +75,10 @@ pub(super) fn open_db(
                     _ => args.memory / 16,
                 })
                 .record_cache_bytes(args.memory / 8)
+                // The whole run filters of the load with clusters: an
+                // eighth (about 6 M records' worth with 1G; past it, runs
+                // are probed row by row).
+                .kept_filter_bytes(args.memory / 8)
                 .create(
                     dir.path().join("dedup.lshdb"),
                     temporary_config(args, config()),
