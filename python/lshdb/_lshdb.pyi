@@ -73,6 +73,7 @@ class Database:
         clusters: Optional[str] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        kept_filter_bytes: Optional[int] = None,
         durability: str = "immediate",
         timestamps: bool = False,
     ) -> Database: ...
@@ -90,6 +91,7 @@ class Database:
         clusters: Optional[str] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        kept_filter_bytes: Optional[int] = None,
         durability: str = "immediate",
         timestamps: bool = False,
     ) -> Database: ...
@@ -101,6 +103,7 @@ class Database:
         wait: Optional[float] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        kept_filter_bytes: Optional[int] = None,
         expect: Optional[Dict[str, Any]] = None,
         durability: str = "immediate",
         create: bool = False,

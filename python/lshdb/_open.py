@@ -58,6 +58,7 @@ class Opening(Handle, Closes):
         clusters: Union[bool, str, None] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        kept_filter_bytes: Optional[int] = None,
         durability: Durability = "immediate",
         timestamps: bool = False,
     ) -> _D:
@@ -92,6 +93,7 @@ class Opening(Handle, Closes):
         _c.path("create", "path", path)
         _c.count("create", "cache_bytes", cache_bytes, True)
         _c.count("create", "record_cache_bytes", record_cache_bytes, True)
+        _c.count("create", "kept_filter_bytes", kept_filter_bytes, True)
         _c.string("create", "durability", durability)
         return cls(
             _lshdb.Database.create(
@@ -107,6 +109,7 @@ class Opening(Handle, Closes):
                 clusters=policy,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
+                kept_filter_bytes=kept_filter_bytes,
                 durability=durability,
                 timestamps=timestamps,
             )
@@ -127,6 +130,7 @@ class Opening(Handle, Closes):
         clusters: Union[bool, str, None] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        kept_filter_bytes: Optional[int] = None,
         durability: Durability = "immediate",
         timestamps: bool = False,
     ) -> _D:
@@ -139,6 +143,7 @@ class Opening(Handle, Closes):
         _c.flag("memory", "timestamps", timestamps)
         _c.count("memory", "cache_bytes", cache_bytes, True)
         _c.count("memory", "record_cache_bytes", record_cache_bytes, True)
+        _c.count("memory", "kept_filter_bytes", kept_filter_bytes, True)
         _c.string("memory", "durability", durability)
         return cls(
             _lshdb.Database.memory(
@@ -153,6 +158,7 @@ class Opening(Handle, Closes):
                 clusters=policy,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
+                kept_filter_bytes=kept_filter_bytes,
                 durability=durability,
                 timestamps=timestamps,
             )
@@ -167,6 +173,7 @@ class Opening(Handle, Closes):
         wait: Optional[float] = None,
         cache_bytes: Optional[int] = None,
         record_cache_bytes: Optional[int] = None,
+        kept_filter_bytes: Optional[int] = None,
         expect: Optional[Mapping[str, Any]] = None,
         durability: Durability = "immediate",
         create: bool = False,
@@ -192,7 +199,9 @@ class Opening(Handle, Closes):
         ``wait`` (seconds) retries while another process holds the file for
         writing instead of raising :class:`AlreadyOpen` at once.
         ``cache_bytes`` (page cache) and ``record_cache_bytes`` (decoded
-        records for queries) default to 64 MiB each. ``expect`` is a dict of
+        records for queries) default to 64 MiB each; ``kept_filter_bytes``
+        (the whole run filters a file with clusters keeps for their upkeep)
+        to 384 MiB. ``expect`` is a dict of
         :meth:`create`'s configuration arguments (missing ones take their
         defaults) that the stored configuration must equal, or
         :class:`ConfigMismatch` names the first field that differs.
@@ -216,6 +225,7 @@ class Opening(Handle, Closes):
         _c.real("open", "wait", wait, True)
         _c.count("open", "cache_bytes", cache_bytes, True)
         _c.count("open", "record_cache_bytes", record_cache_bytes, True)
+        _c.count("open", "kept_filter_bytes", kept_filter_bytes, True)
         _c.optional_mapping("open", "expect", expect)
         if expect is not None:
             _c.expect(expect)
@@ -232,6 +242,7 @@ class Opening(Handle, Closes):
                 wait=wait,
                 cache_bytes=cache_bytes,
                 record_cache_bytes=record_cache_bytes,
+                kept_filter_bytes=kept_filter_bytes,
                 expect=None if expect is None else dict(expect),
                 durability=durability,
                 create=create,

@@ -37,6 +37,7 @@ COMMANDS: Dict[str, List[str]] = {
     "pairs": ["Database.pairs"],
     "groups": ["Database.groups"],
     "clusters": ["Database.clusters", "Database.members"],
+    "similarity": ["Database.similarity"],
     "get": ["Database.get", "Database.cluster_of"],
     "remove": ["Database.remove"],
     "expire": ["Database.expire"],
@@ -125,7 +126,12 @@ FLAGS: Dict[str, Dict[str, str]] = {
     },
     "pairs": {"--threshold": "Database.pairs(threshold=)", "--json": JSON, "--exact": "Database.exact_pairs(threshold=)"},
     "groups": {"--threshold": "Database.groups(threshold=)", "--json": JSON},
-    "clusters": {"--min-size": CLI + "Python streams every cluster with its size, to filter as one likes", "--json": JSON},
+    "clusters": {
+        "--min-size": CLI + "Python streams every cluster with its size, to filter as one likes",
+        "--json": JSON,
+        "--documents": "Database.document_clusters",
+    },
+    "similarity": {"--json": JSON},
     "get": {"--json": JSON},
     "remove": {"--json": JSON},
     "expire": {

@@ -72,6 +72,7 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
         "containment": (False, "flag"),
         "cache_bytes": (None, "int?"),
         "record_cache_bytes": (None, "int?"),
+        "kept_filter_bytes": (None, "int?"),
         "durability": ("immediate", "str"),
     }
     query = {"threshold": (None, "real?"), "limit": (None, "int?"), "max_bucket": (None, "int?")}
@@ -100,6 +101,7 @@ def table(db: lshdb.Database, tmp: Path) -> Dict[str, Call]:
                 "wait": (None, "real?"),
                 "cache_bytes": (None, "int?"),
                 "record_cache_bytes": (None, "int?"),
+                "kept_filter_bytes": (None, "int?"),
                 "expect": (None, "mapping?"),
                 "durability": ("immediate", "str"),
                 "create": (False, "flag"),

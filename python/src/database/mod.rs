@@ -57,7 +57,7 @@ type Hits = Vec<(String, f64)>;
 #[pymethods]
 impl Database {
     #[staticmethod]
-    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
+    #[pyo3(signature = (path, threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, kept_filter_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -73,6 +73,7 @@ impl Database {
         clusters: Option<String>,
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
+        kept_filter_bytes: Option<usize>,
         durability: &str,
         timestamps: bool,
     ) -> PyResult<Self> {
@@ -85,14 +86,16 @@ impl Database {
             simhash,
             store_text,
         };
-        let db =
-            run(py, || {
-                let config =
-                    modes::config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
-                let durability = modes::parse_durability(durability)?;
-                Ok(modes::builder(cache_bytes, record_cache_bytes, durability)
-                    .create(&path, config)?)
-            })?;
+        let db = run(py, || {
+            let config =
+                modes::config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
+            let durability = modes::parse_durability(durability)?;
+            Ok(modes::builder(
+                (cache_bytes, record_cache_bytes, kept_filter_bytes),
+                durability,
+            )
+            .create(&path, config)?)
+        })?;
         Ok(Self::wrap(db))
     }
 
@@ -100,7 +103,7 @@ impl Database {
     /// exist, from the configuration arguments (None: `create`'s
     /// defaults), which an existing file's settings must then match.
     #[staticmethod]
-    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None, clusters = None, timestamps = None))]
+    #[pyo3(signature = (path, *, read_only = false, wait = None, cache_bytes = None, record_cache_bytes = None, kept_filter_bytes = None, expect = None, durability = "immediate", create = false, threshold = None, shingle = None, num_perm = None, bands = None, rows = None, simhash = None, store_text = None, containment = None, clusters = None, timestamps = None))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -109,6 +112,7 @@ impl Database {
         wait: Option<f64>,
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
+        kept_filter_bytes: Option<usize>,
         expect: Option<Bound<'_, PyDict>>,
         durability: &str,
         create: bool,
@@ -161,8 +165,11 @@ impl Database {
         };
         let db = run(py, || {
             let durability = modes::parse_durability(durability)?;
-            let mut builder =
-                modes::builder(cache_bytes, record_cache_bytes, durability).read_only(read_only);
+            let mut builder = modes::builder(
+                (cache_bytes, record_cache_bytes, kept_filter_bytes),
+                durability,
+            )
+            .read_only(read_only);
             if create {
                 let config = expect.clone().expect("create=True sets a configuration");
                 match builder.create(&path, config) {

@@ -22,8 +22,11 @@ pub(super) fn parse_durability(text: &str) -> Result<Durability, Fail> {
 
 /// The builder of a create or open with these options.
 pub(super) fn builder(
-    cache_bytes: Option<usize>,
-    record_cache_bytes: Option<usize>,
+    (cache_bytes, record_cache_bytes, kept_filter_bytes): (
+        Option<usize>,
+        Option<usize>,
+        Option<usize>,
+    ),
     durability: Durability,
 ) -> Builder {
     let mut builder = Db::builder().durability(durability);
@@ -32,6 +35,9 @@ pub(super) fn builder(
     }
     if let Some(bytes) = record_cache_bytes {
         builder = builder.record_cache_bytes(bytes);
+    }
+    if let Some(bytes) = kept_filter_bytes {
+        builder = builder.kept_filter_bytes(bytes);
     }
     builder
 }
@@ -60,7 +66,7 @@ pub(super) fn config(
 impl Database {
     /// A new database held in memory (redb's in-memory backend).
     #[staticmethod]
-    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, durability = "immediate", timestamps = false))]
+    #[pyo3(signature = (threshold = 0.8, *, shingle = "char:5", num_perm = 128, bands = None, rows = None, simhash = None, store_text = false, containment = false, clusters = None, cache_bytes = None, record_cache_bytes = None, kept_filter_bytes = None, durability = "immediate", timestamps = false))]
     #[allow(clippy::too_many_arguments)]
     fn memory(
         py: Python<'_>,
@@ -75,6 +81,7 @@ impl Database {
         clusters: Option<String>,
         cache_bytes: Option<usize>,
         record_cache_bytes: Option<usize>,
+        kept_filter_bytes: Option<usize>,
         durability: &str,
         timestamps: bool,
     ) -> PyResult<Self> {
@@ -90,8 +97,7 @@ impl Database {
         let db = run(py, || {
             let config = config(&args, containment, clusters.as_deref())?.timestamps(timestamps);
             let builder = builder(
-                cache_bytes,
-                record_cache_bytes,
+                (cache_bytes, record_cache_bytes, kept_filter_bytes),
                 parse_durability(durability)?,
             );
             Ok(builder.create_in_memory(config)?)
