@@ -277,3 +277,65 @@ fn copies_of_stored_documents_join_their_clusters() {
         .iter()
         .any(|c| c.len() == 300 && c.contains("d01198")));
 }
+
+/// A stored set of the same size in the same band-0 bucket is not a copy
+/// unless it is equal: twenty lookalikes (half the set's hashes replaced,
+/// so Jaccard about 1/3, yet the same band-0 key) fill the bucket, and the
+/// set loaded after them must not join their clusters (the clusters still
+/// equal `groups()`).
+#[test]
+fn a_lookalike_in_a_hot_bucket_is_not_taken_for_a_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = with_clusters(&dir, "c.lshdb");
+    let sketcher = lshdb::Sketcher::new(db.settings()).unwrap();
+    let band_keys = |set: &[u32]| {
+        let mut keys = Vec::new();
+        sketcher.band_keys_into(&sketcher.signature(set), &mut keys);
+        keys
+    };
+    let mut state = 11u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 32) as u32
+    };
+    let set: Vec<u32> = {
+        let mut s: Vec<u32> = (0..64).map(|_| next()).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    let key0 = band_keys(&set)[0];
+    let mut lookalikes: Vec<Vec<u32>> = Vec::new();
+    for _ in 0..2_000_000 {
+        if lookalikes.len() == 20 {
+            break;
+        }
+        let mut other: Vec<u32> = set.iter().copied().filter(|_| next() % 2 == 0).collect();
+        while other.len() < set.len() {
+            other.push(next());
+            other.sort_unstable();
+            other.dedup();
+        }
+        if band_keys(&other)[0] == key0 && !lookalikes.contains(&other) {
+            lookalikes.push(other);
+        }
+    }
+    assert_eq!(lookalikes.len(), 20, "no lookalikes found");
+    let stored: Vec<(String, Vec<u32>)> = lookalikes
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (format!("look{i:02}"), s))
+        .collect();
+    db.insert_bulk(stored, &BulkOptions::default(), |_| true)
+        .unwrap();
+    db.insert_bulk(
+        vec![("set".to_owned(), set)],
+        &BulkOptions::default(),
+        |_| true,
+    )
+    .unwrap();
+    assert_right(&db);
+    assert_eq!(db.cluster_of("set").unwrap().unwrap().size, 1);
+}

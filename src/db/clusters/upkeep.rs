@@ -346,10 +346,11 @@ const TWIN_PROBE: usize = 16;
 
 /// The cluster of a stored document other than `exclude` with the same
 /// shingle set `set` as the document of `band_keys`, among the first
-/// [`TWIN_PROBE`] of its band-0 bucket (a copy has every band key of its
-/// original; `bands`: the bands a stored document may share, bit 0 for
-/// band 0). A copy's neighbours are its original and the original's
-/// neighbours, all in the original's cluster (a connected component):
+/// [`TWIN_PROBE`] of its band-0 bucket when it holds that many (a copy has
+/// every band key of its original; `bands`: the bands a stored document
+/// may share, bit 0 for band 0). A copy's neighbours are its original and
+/// the original's neighbours, all in the original's cluster (a connected
+/// component):
 /// that cluster is exactly the clusters holding a verified neighbour of
 /// the copy, found without reading its buckets whole. A hot bucket of
 /// copies (one boilerplate text stored a million times) would otherwise be
@@ -370,6 +371,11 @@ pub(super) fn stored_twin(
     let mut ids = Vec::new();
     let probe = Probe::all(0, key, TWIN_PROBE);
     index.postings(Postings::Buckets, probe, &mut ids)?;
+    if ids.len() < TWIN_PROBE {
+        // Not a hot bucket: reading it whole costs little (and a single
+        // insert's twin look-ups would cost more than they save).
+        return Ok(None);
+    }
     for id in ids.into_iter().filter(|&id| id != exclude) {
         let same_size = &mut |len: u32, _: &[u32]| len as usize == set.len();
         let Some(entry) = reader.entry(id, same_size)? else {
