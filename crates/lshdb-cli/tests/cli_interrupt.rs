@@ -76,6 +76,14 @@ fn wait_at_most(mut child: Child, limit: Duration) -> Option<(i32, String, Strin
     }
 }
 
+/// Asserts that a command's standard error ends with the line of an
+/// interruption, and shows no panic; `what` names the command.
+fn said_interrupted(stderr: &str, what: &str) {
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("lshdb: interrupted"), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+}
+
 /// The number N in the first `added N document(s)` of `text`.
 fn added_in(text: &str) -> Option<u64> {
     let at = text.find("added ")?;
@@ -271,9 +279,7 @@ fn ctrl_c_ends_a_wait_for_input_that_never_comes() {
             };
             assert_eq!(code, 130, "{args:?} ({waits_for}):\n{stdout}\n{stderr}");
             assert!(waited < Duration::from_secs(2), "{args:?}: took {waited:?}");
-            let last = stderr.lines().last().unwrap_or_default();
-            assert!(last.starts_with("lshdb: interrupted"), "{args:?}: {stderr}");
-            assert!(!stderr.contains("panicked"), "{stderr}");
+            said_interrupted(&stderr, &format!("{args:?}"));
             // Closed cleanly: read-only commands open it.
             let v = cli.run(&["stats", "db.lshdb", "--json"]).ok().json();
             assert_eq!(v["documents"], 0, "{args:?}");
@@ -329,9 +335,7 @@ fn ctrl_c_ends_a_grouped_dedup_and_writes_no_output() {
         };
         assert_eq!(code, 130, "{stdout}\n{stderr}");
         assert!(waited < Duration::from_secs(10), "took {waited:?}");
-        let last = stderr.lines().last().unwrap_or_default();
-        assert!(last.starts_with("lshdb: interrupted"), "{stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
+        said_interrupted(&stderr, "dedup --keep longest");
         assert!(
             !cli.path("k.jsonl").exists(),
             "an interrupted run wrote its output"
@@ -401,10 +405,9 @@ fn ctrl_c_ends_a_command_whose_pipe_stalls_mid_stream() {
             drop(writer);
             assert_eq!(code, 130, "{args:?}:\n{stdout}\n{stderr}");
             assert!(waited < Duration::from_secs(3), "{args:?}: took {waited:?}");
+            said_interrupted(&stderr, &format!("{args:?}"));
             let last = stderr.lines().last().unwrap_or_default();
-            assert!(last.starts_with("lshdb: interrupted"), "{args:?}: {stderr}");
             assert!(!last.contains("stopping now"), "{args:?}: {stderr}");
-            assert!(!stderr.contains("panicked"), "{stderr}");
             assert!(!cli.path("k.jsonl").exists(), "{args:?} wrote its output");
             // Closed cleanly: read-only commands open it.
             cli.run(&["stats", "db.lshdb", "--json"]).ok();

@@ -259,13 +259,7 @@ mod tests {
     /// them.
     #[test]
     fn spilled_lines_equal_lines_held() {
-        let mut state = 3u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> 33
-        };
+        let mut next = crate::support::testing::numbers(3);
         let drops: Vec<(String, String, f64)> = (0..30_000u64)
             .map(|i| {
                 let kept = match next() % 3 {

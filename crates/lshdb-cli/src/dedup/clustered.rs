@@ -170,14 +170,9 @@ fn pass_two(
         let source = &args.inputs[input];
         let out = open_sink(&mut sink, &mut target, layout)?;
         let mut keep = vec![false; chunk.units.len()];
-        for (i, (line, parsed)) in chunk.units.iter().enumerate() {
-            let good = match parsed {
-                Parsed::Blank => continue,
-                Parsed::Bad(reason) => {
-                    side.reject(chunk.original(i), reason, source, *line)?;
-                    continue;
-                }
-                Parsed::Good(good) => good,
+        for (i, (line, _)) in chunk.units.iter().enumerate() {
+            let Some(good) = reread(side, &chunk, i, source)? else {
+                continue;
             };
             let key = good.id.clone().unwrap_or_else(|| place.key(*line));
             if !first_time(&mut seen, &key)? {

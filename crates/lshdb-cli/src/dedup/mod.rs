@@ -428,6 +428,26 @@ fn id_hash(key: &str) -> u64 {
     h.finish()
 }
 
+/// Unit `i` of a chunk read again by a grouped policy's second pass: its
+/// record, or `None` for a blank line and for a bad record (written to
+/// `--rejected`, as counted in the first pass).
+fn reread<'c>(
+    side: &mut Side,
+    chunk: &'c crate::records::Chunk,
+    i: usize,
+    source: &str,
+) -> Result<Option<&'c crate::records::Good>, CliError> {
+    let (line, parsed) = &chunk.units[i];
+    match parsed {
+        Parsed::Blank => Ok(None),
+        Parsed::Bad(reason) => {
+            side.reject(chunk.original(i), reason, source, *line)?;
+            Ok(None)
+        }
+        Parsed::Good(good) => Ok(Some(good)),
+    }
+}
+
 /// The reason a record whose id came earlier in the input is rejected.
 fn repeated(key: &str) -> String {
     format!("repeated id: `{}` is also earlier in the input", short(key))

@@ -210,13 +210,7 @@ mod tests {
     /// order they went in.
     #[test]
     fn sorts_through_files_as_in_memory() {
-        let mut state = 1u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> 33
-        };
+        let mut next = crate::support::testing::numbers(1);
         let records: Vec<(Vec<u8>, Vec<u8>)> = (0..20_000u64)
             .map(|i| {
                 let key = format!("k{}", next() % 500).into_bytes();
