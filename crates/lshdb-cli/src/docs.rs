@@ -2,7 +2,7 @@
 //! `import`.
 
 use crate::args::{open_read_only, open_waiting, Wait};
-use crate::input::open_input;
+use crate::input::{open_input, Backlog};
 use crate::interrupt::Interrupt;
 use crate::output::{escaped, json, line, short};
 use crate::records::{Fields, Keyed, Source};
@@ -375,13 +375,24 @@ fn shingle_refusal(
 /// An input opened, with its export header if it has one.
 type Opened = (Option<serde_json::Value>, Box<dyn BufRead + Send>);
 
-/// Opens an import's input and reads its first line.
-fn open_import(path: &str) -> Result<Opened, CliError> {
-    let input = open_input(path).map_err(crate::io_context(
-        "cannot open input",
-        std::path::Path::new(path),
-    ))?;
-    split_header(input)
+/// Opens an import's input and reads its first line. A named pipe or
+/// device is read on a thread of its own (as `records::Source::open`
+/// reads one), so that Ctrl-C ends a pipe that stalls mid-stream; the
+/// returned backlog then ends a chunk where the pipe has no more bytes.
+fn open_import(path: &str, interrupt: &Interrupt) -> Result<(Opened, Backlog), CliError> {
+    let name = std::path::Path::new(path);
+    let mut backlog = Backlog::default();
+    let input = if path != "-" && crate::input::may_wait(name) {
+        std::fs::File::open(path).and_then(|file| {
+            let input = crate::input::InterruptibleInput::file(file, interrupt.clone());
+            backlog = input.backlog();
+            crate::input::decoded(input)
+        })
+    } else {
+        open_input(path)
+    };
+    let input = input.map_err(crate::io_context("cannot open input", name))?;
+    Ok((split_header(input)?, backlog))
 }
 
 pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
@@ -394,19 +405,27 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
     // also ends a wait for its first line.
     let named = match path {
         "-" => None,
-        _ => Some(open_import(path)?),
+        _ => Some(open_import(path, ctx.interrupt())?),
     };
     let db = open_waiting(&args.file, &args.wait, ctx)?;
     args.carry.check(&db, &args.file)?;
     ctx.interrupt().catch_interrupt();
-    let (header, input) = match named {
+    let ((header, input), backlog) = match named {
         Some(opened) => opened,
-        None => ctx
-            .interrupt()
-            .unless_interrupted(|| open_import("-"))
-            .ok_or_else(|| {
-                CliError::Interrupted("interrupted: no input was read; nothing was imported".into())
-            })??,
+        None => {
+            let interrupt = ctx.interrupt().clone();
+            let (opened, _) = ctx
+                .interrupt()
+                .unless_interrupted(move || open_import("-", &interrupt))
+                .ok_or_else(|| {
+                    CliError::Interrupted(
+                        "interrupted: no input was read; nothing was imported".into(),
+                    )
+                })??;
+            // Records from standard input are handled one at a time, as
+            // they come.
+            (opened, Backlog::one_at_a_time())
+        }
     };
     let refusal = shingle_refusal(header.as_ref(), db.settings(), args.unchecked_shingles)?;
     let fields = Fields {
@@ -418,11 +437,6 @@ pub fn import(args: &ImportArgs, ctx: &Context) -> CmdResult {
         extra: args.carry.extras(),
     };
     let after = u64::from(header.is_some());
-    // Records from a pipe are handled one at a time, as they come.
-    let backlog = match path {
-        "-" => crate::input::Backlog::one_at_a_time(),
-        _ => crate::input::Backlog::default(),
-    };
     let source = Source::lines(input, after, &fields, path, backlog);
     let reader = Keyed::new(source, &fields, ctx.interrupt())?;
     // A refused shingle set ends the input there, as a fatal record.

@@ -347,15 +347,16 @@ fn ctrl_c_ends_a_grouped_dedup_and_writes_no_output() {
 
 /// Ctrl-C ends a command whose named pipe sent records and then stalls
 /// (its writer keeps it open and says nothing more): `dedup` (streaming
-/// and grouped, with and without `--db`), `add --jsonl` and `query
-/// --jsonl` read a pipe on a thread of their own, as they read standard
-/// input. The first Ctrl-C ends them at once, with exit code 130 and the
-/// database closed cleanly (before, `dedup` waited for the writer, and
-/// `add` ended without closing the file).
+/// and grouped, with and without `--db`), `add --jsonl`, `query --jsonl`
+/// and `import --in` read a pipe on a thread of their own, as they read
+/// standard input. The first Ctrl-C ends them at once, with exit code 130
+/// and the database closed cleanly (before, `dedup` and `import` waited
+/// for the writer, and `add` ended without closing the file); `import`
+/// has committed the records that came before the stall.
 #[test]
 fn ctrl_c_ends_a_command_whose_pipe_stalls_mid_stream() {
     let records = generated(500);
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 6] = [
         &["dedup", "f", "--id-field", "id", "--out", "k.jsonl"],
         &[
             "dedup",
@@ -379,6 +380,7 @@ fn ctrl_c_ends_a_command_whose_pipe_stalls_mid_stream() {
         ],
         &["add", "db.lshdb", "--jsonl", "f"],
         &["query", "db.lshdb", "--jsonl", "f"],
+        &["import", "db.lshdb", "--in", "f"],
     ];
     'cases: for args in cases {
         for _attempt in 0..3 {
@@ -410,7 +412,12 @@ fn ctrl_c_ends_a_command_whose_pipe_stalls_mid_stream() {
             assert!(!last.contains("stopping now"), "{args:?}: {stderr}");
             assert!(!cli.path("k.jsonl").exists(), "{args:?} wrote its output");
             // Closed cleanly: read-only commands open it.
-            cli.run(&["stats", "db.lshdb", "--json"]).ok();
+            let stats = cli.run(&["stats", "db.lshdb", "--json"]).ok();
+            if args[0] == "import" {
+                // What came before the stall was imported and committed.
+                let stats: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
+                assert_eq!(stats["documents"], 500, "{stderr}");
+            }
             continue 'cases;
         }
         panic!("lshdb never installed its Ctrl-C handler");

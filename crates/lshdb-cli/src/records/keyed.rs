@@ -31,7 +31,12 @@ impl Keyed {
         fields: &Fields,
         interrupt: &Interrupt,
     ) -> Result<Self, CliError> {
-        let first = source.next_chunk()?;
+        // Ctrl-C while the first chunk is read (a pipe that stalls) ends
+        // the input there, as it does for any later chunk.
+        let first = match source.next_chunk() {
+            Err(_) if interrupt.interrupted() => None,
+            read => read?,
+        };
         Ok(Self {
             done: first.is_none(),
             units: first.map(|c| c.units).unwrap_or_default().into_iter(),
