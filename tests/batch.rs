@@ -228,6 +228,46 @@ fn bulk_rejects_bad_documents_and_stores_the_rest() {
     assert_eq!(db.query(&good[5]).run().unwrap().hits[0].key, "good0");
     assert!(db.query(&good[0]).run().unwrap().hits.is_empty());
     assert!(db.query(&good[1]).run().unwrap().hits.is_empty());
+    assert_eq!(report.rejected_count, 4);
+}
+
+/// `max_rejected` bounds the report however many documents are refused:
+/// it keeps the most recent, counts all, and a progress callback reading
+/// the newest `rejected_count - seen` after each commit sees each refused
+/// document exactly once, in input order.
+#[test]
+fn bulk_keeps_at_most_max_rejected_and_counts_them_all() {
+    let (_dir, db) = common::new_db("rejmax.lshdb", Config::jaccard(0.8));
+    let good = texts();
+    let docs: Vec<(String, String)> = (0..95)
+        .map(|i| match i % 19 {
+            0 => (format!("good{i}"), good[i / 19].clone()),
+            _ => (format!("empty{i}"), "  ".to_owned()),
+        })
+        .collect();
+    let (mut seen, mut largest) = (Vec::new(), 0);
+    let options = BulkOptions::default().batch(10).max_rejected(10);
+    let report = db
+        .insert_bulk(docs, &options, |r| {
+            let new = (r.rejected_count - seen.len() as u64) as usize;
+            seen.extend(
+                r.rejected[r.rejected.len() - new..]
+                    .iter()
+                    .map(|(k, _)| k.clone()),
+            );
+            largest = largest.max(r.rejected.len());
+            true
+        })
+        .unwrap();
+    let expected: Vec<String> = (0..95)
+        .filter(|i| i % 19 != 0)
+        .map(|i| format!("empty{i}"))
+        .collect();
+    assert_eq!(seen, expected);
+    assert_eq!(report.rejected_count, 90);
+    assert_eq!((report.inserted, largest), (5, 10));
+    let kept: Vec<&String> = report.rejected.iter().map(|(k, _)| k).collect();
+    assert_eq!(kept, expected[80..].iter().collect::<Vec<_>>());
 }
 
 /// Within one bulk chunk, a later document with the same key replaces an

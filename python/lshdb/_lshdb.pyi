@@ -145,14 +145,28 @@ class Database:
         threshold: float,
     ) -> Optional[Tuple[str, float]]: ...
     def insert_columns(
-        self, keys: _TextBatch, texts: _TextBatch, batch: Optional[int] = None
+        self,
+        keys: _TextBatch,
+        texts: _TextBatch,
+        batch: Optional[int] = None,
+        max_rejected: Optional[int] = None,
     ) -> Dict[str, Any]: ...
-    def insert_pairs(self, pairs: Any, batch: Optional[int] = None) -> Dict[str, Any]: ...
+    def insert_pairs(
+        self, pairs: Any, batch: Optional[int] = None, max_rejected: Optional[int] = None
+    ) -> Dict[str, Any]: ...
     def insert_shingle_columns(
-        self, keys: _TextBatch, shingles: List[List[int]], batch: Optional[int] = None
+        self,
+        keys: _TextBatch,
+        shingles: List[List[int]],
+        batch: Optional[int] = None,
+        max_rejected: Optional[int] = None,
     ) -> Dict[str, Any]: ...
     def insert_item_columns(
-        self, keys: _TextBatch, items: List[List[bytes]], batch: Optional[int] = None
+        self,
+        keys: _TextBatch,
+        items: List[List[bytes]],
+        batch: Optional[int] = None,
+        max_rejected: Optional[int] = None,
     ) -> Dict[str, Any]: ...
     def insert_unique_many(
         self,
@@ -243,6 +257,7 @@ class Database:
         priorities: Optional[List[int]] = None,
         timestamps: Optional[List[int]] = None,
         batch: Optional[int] = None,
+        max_rejected: Optional[int] = None,
     ) -> Dict[str, Any]: ...
     def stats(self, *, deep: bool = False) -> Dict[str, Any]: ...
     def check(self, *, pages: bool = False) -> Dict[str, Any]: ...

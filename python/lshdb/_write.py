@@ -157,6 +157,7 @@ class Writes(Handle):
         priorities: Any = None,
         timestamps: Any = None,
         batch: Optional[int] = None,
+        max_rejected: Optional[int] = None,
     ) -> Dict[str, Any]:
         """Bulk load: many documents, one commit per ``batch`` documents
         (default 32,768), shingled and hashed on every core with the GIL
@@ -182,12 +183,16 @@ class Writes(Handle):
         index as :meth:`insert` takes it (:class:`IndexDisabled` on a file
         without the time index).
 
-        Returns ``{"inserted", "replaced", "rejected", "commits"}``;
-        ``rejected`` lists ``(key, reason)`` for documents that could not be
-        indexed (empty, too large, bad key), which are skipped. A storage
-        error raises; documents of earlier commits stay stored.
+        Returns ``{"inserted", "replaced", "rejected", "rejected_count",
+        "commits"}``; ``rejected`` lists ``(key, reason)`` for documents that
+        could not be indexed (empty, too large, bad key), which are skipped,
+        and ``rejected_count`` counts them. ``max_rejected=N`` keeps only the
+        last N in ``rejected`` (default: all), so that an endless iterable
+        of refused documents does not grow the report. A storage error
+        raises; documents of earlier commits stay stored.
         """
         _c.count("insert_many", "batch", batch, True)
+        _c.count("insert_many", "max_rejected", max_rejected, True)
         if priorities is not None or timestamps is not None:
             if docs is not None or keys is None or texts is None or items is not None or shingles is not None:
                 raise InvalidInput("insert_many: priorities= and timestamps= go with keys= and texts=")
@@ -197,6 +202,7 @@ class Writes(Handle):
                 None if priorities is None else _priorities(priorities, _c.what("insert_many", "priorities")),
                 None if timestamps is None else _timestamps(timestamps),
                 batch,
+                max_rejected,
             )
         elif docs is not None:
             if keys is not None or texts is not None or items is not None or shingles is not None:
@@ -206,11 +212,12 @@ class Writes(Handle):
                     _keys.column(self, list(docs.keys()), "insert_many(): the keys of `docs`"),
                     _texts(list(docs.values()), "insert_many(): the values of `docs`"),
                     batch,
+                    max_rejected,
                 )
             elif isinstance(docs, (str, bytes)) or not isinstance(docs, Iterable):
                 _c.fail("insert_many", "docs", "a mapping or an iterable of (key, text) pairs", docs)
             else:
-                report = self._db.insert_pairs(_keys.pairs(self, docs, "insert_many()"), batch)
+                report = self._db.insert_pairs(_keys.pairs(self, docs, "insert_many()"), batch, max_rejected)
         elif keys is None or sum(x is None for x in (texts, items, shingles)) != 2:
             raise InvalidInput("insert_many: give docs, or keys= with one of texts=, items= and shingles=")
         elif shingles is not None:
@@ -218,18 +225,21 @@ class Writes(Handle):
                 _keys.column(self, keys, _c.what("insert_many", "keys")),
                 _shingle_sets(shingles, _c.what("insert_many", "shingles")),
                 batch,
+                max_rejected,
             )
         elif items is not None:
             report = self._db.insert_item_columns(
                 _keys.column(self, keys, _c.what("insert_many", "keys")),
                 _item_sets(items, _c.what("insert_many", "items")),
                 batch,
+                max_rejected,
             )
         else:
             report = self._db.insert_columns(
                 _keys.column(self, keys, _c.what("insert_many", "keys")),
                 _texts(texts, _c.what("insert_many", "texts")),
                 batch,
+                max_rejected,
             )
         report["rejected"] = [(_keys.decode(self, k), why) for k, why in report["rejected"]]
         return report

@@ -225,6 +225,7 @@ pub(crate) fn report_dict<'py>(
         .map(|(k, e)| (k.clone(), crate::errors::message(e)))
         .collect();
     d.set_item("rejected", rejected)?;
+    d.set_item("rejected_count", r.rejected_count)?;
     d.set_item("commits", r.commits)?;
     Ok(d)
 }

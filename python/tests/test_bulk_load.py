@@ -45,6 +45,19 @@ def test_bulk_load_reports_rejected_documents(db: lshdb.Database) -> None:
     assert report["inserted"] == 1
     assert [k for k, _ in report["rejected"]] == ["empty", ""]
     assert "empty" in report["rejected"][0][1]
+    assert report["rejected_count"] == 2
+
+
+def test_bulk_load_keeps_the_last_max_rejected_and_counts_all(db: lshdb.Database) -> None:
+    def stream():
+        for i in range(300):
+            yield (f"k{i}", "a fine document text number %d" % i if i % 30 == 0 else " ")
+
+    report = db.insert_many(stream(), batch=40, max_rejected=7)
+    assert report["inserted"] == 10 and report["rejected_count"] == 290
+    assert [k for k, _ in report["rejected"]] == [f"k{i}" for i in range(292, 300) if i % 30 != 0][-7:]
+    with pytest.raises(lshdb.InvalidInput):
+        db.insert_many([("a", "b c d e f")], max_rejected=-1)
 
 
 def test_bulk_load_refuses_bad_input(db: lshdb.Database) -> None:

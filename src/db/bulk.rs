@@ -155,6 +155,14 @@ pub struct BulkOptions {
     /// stays bounded whatever its size. Default
     /// [`DEFAULT_LOAD_FILTER_BYTES`].
     pub load_filter_bytes: usize,
+    /// For [`Database::insert_bulk`]: the rejections its report keeps in
+    /// [`BulkReport::rejected`], the most recent ones, at most this many;
+    /// [`BulkReport::rejected_count`] counts them all. A progress callback
+    /// that reads the newest `rejected_count - seen` entries after each
+    /// commit sees every rejection once while this is at least
+    /// [`BulkOptions::batch`]. Default: all of them are kept, so the report
+    /// grows with a stream's rejections; set it for an endless input.
+    pub max_rejected: usize,
 }
 
 impl Default for BulkOptions {
@@ -166,6 +174,7 @@ impl Default for BulkOptions {
             max_held_bytes: DEFAULT_MAX_HELD_BYTES,
             look_up_bytes: DEFAULT_LOOK_UP_BYTES,
             load_filter_bytes: DEFAULT_LOAD_FILTER_BYTES,
+            max_rejected: usize::MAX,
         }
     }
 }
@@ -207,6 +216,12 @@ impl BulkOptions {
         self
     }
 
+    /// Sets [`BulkOptions::max_rejected`].
+    pub fn max_rejected(mut self, rejections: usize) -> Self {
+        self.max_rejected = rejections;
+        self
+    }
+
     /// For [`Database::insert_unique_bulk`]: about `bytes` of memory in
     /// all, of which a quarter holds accepted documents
     /// ([`BulkOptions::max_held_bytes`]), an eighth caches the look-ups
@@ -245,10 +260,13 @@ pub struct BulkReport {
     pub inserted: u64,
     /// Of those, how many replaced a document with the same key.
     pub replaced: u64,
-    /// Documents refused, with their key and the reason; nothing was stored
-    /// for them.
+    /// Documents refused, with their key and the reason, in input order;
+    /// nothing was stored for them. The most recent
+    /// [`BulkOptions::max_rejected`] (by default all).
     #[serde(serialize_with = "rejected")]
     pub rejected: Vec<(String, Error)>,
+    /// Documents refused in all, kept in `rejected` or not.
+    pub rejected_count: u64,
     /// Transactions committed.
     pub commits: u64,
     /// Whether the progress callback asked to stop early.
@@ -325,11 +343,15 @@ impl Database {
                 report.inserted += inserted;
                 report.replaced += replaced;
                 report.commits += 1;
+                let before = report.rejected.len();
                 report.rejected.extend(
                     prepared
                         .into_iter()
                         .filter_map(|(key, p)| p.err().map(|e| (key, e))),
                 );
+                report.rejected_count += (report.rejected.len() - before) as u64;
+                let over = report.rejected.len().saturating_sub(options.max_rejected);
+                report.rejected.drain(..over);
                 progress(&report)
             },
         )?;

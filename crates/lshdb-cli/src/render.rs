@@ -255,12 +255,19 @@ pub fn check_json(report: &CheckReport) -> Value {
     value
 }
 
-/// `add --json` and `import --json`: the library's bulk report (the
-/// `rejected` documents as `[key, reason]` pairs), the near-duplicates
-/// `--unique` left out, the bad records skipped, and whether the whole
-/// input was read.
-pub fn bulk_json(report: &BulkReport, duplicates: u64, bad: u64, complete: bool) -> Value {
+/// `add --json` and `import --json`: the library's bulk report, with
+/// `rejected`, the first refused documents as `[key, reason]` pairs
+/// (`rejected_count` counts all), the near-duplicates `--unique` left out,
+/// the bad records skipped, and whether the whole input was read.
+pub fn bulk_json(
+    report: &BulkReport,
+    rejected: &[(String, String)],
+    duplicates: u64,
+    bad: u64,
+    complete: bool,
+) -> Value {
     let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
+    value["rejected"] = json!(rejected);
     value["duplicates"] = json!(duplicates);
     value["bad"] = json!(bad);
     value["complete"] = json!(complete);

@@ -188,6 +188,7 @@ fn add_json_is_the_bulk_report() {
             "duplicates",
             "inserted",
             "rejected",
+            "rejected_count",
             "replaced",
             "stopped"
         ]
@@ -220,6 +221,43 @@ fn add_json_is_the_bulk_report() {
         (Some(1), Some(0))
     );
     assert_eq!(v["rejected"][0][0], long.as_str(), "{v}");
+}
+
+/// However many documents are refused, `add --json` lists the first 1,000
+/// and counts all, in a bulk and in a `--unique` load; standard error shows
+/// a few messages and counts the rest.
+#[test]
+fn add_json_lists_the_first_thousand_refused_and_counts_all() {
+    let docs = corpus();
+    let mut input = jsonl(&docs[..2]);
+    // Keys over the 4,096-byte limit are refused.
+    let long = "k".repeat(4096);
+    for i in 0..2500 {
+        input.push_str(&format!(
+            "{{\"id\": \"r{i}{long}\", \"text\": \"text {i}\"}}\n"
+        ));
+    }
+    for unique in [false, true] {
+        let cli = Cli::new();
+        cli.run(&["create", "db.lshdb"]).ok();
+        cli.write("in.jsonl", &input);
+        let mut args = vec![
+            "add", "db.lshdb", "--jsonl", "in.jsonl", "--batch", "300", "--json",
+        ];
+        if unique {
+            args.extend(["--unique", "0.9"]);
+        }
+        let out = cli.run(&args).ok();
+        let v: serde_json::Value =
+            serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(v["rejected_count"], 2500, "{unique}");
+        let listed = v["rejected"].as_array().unwrap();
+        assert_eq!(listed.len(), 1000, "{unique}");
+        let key = |i: usize| serde_json::Value::from(format!("r{i}{long}"));
+        assert_eq!((&listed[0][0], &listed[999][0]), (&key(0), &key(999)));
+        assert!(out.stderr.lines().count() < 20, "{}", out.stderr);
+        assert!(out.stderr.contains("2500"), "{}", out.stderr);
+    }
 }
 
 /// Starts `lshdb ARGS` reading JSON Lines from standard input, feeds it

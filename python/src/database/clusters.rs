@@ -169,7 +169,8 @@ impl Database {
     /// Bulk load of equally long columns of keys and texts, with a column
     /// of priorities and/or one of timestamps (seconds since the Unix
     /// epoch).
-    #[pyo3(signature = (keys, texts, priorities = None, timestamps = None, batch = None))]
+    #[pyo3(signature = (keys, texts, priorities = None, timestamps = None, batch = None, max_rejected = None))]
+    #[allow(clippy::too_many_arguments)]
     fn insert_carried_columns<'py>(
         &self,
         py: Python<'py>,
@@ -178,6 +179,7 @@ impl Database {
         priorities: Option<Vec<i64>>,
         timestamps: Option<Vec<u64>>,
         batch: Option<usize>,
+        max_rejected: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let report = self.read(py, |db| {
             let (keys, texts) = (keys.strs()?, texts.strs()?);
@@ -204,7 +206,11 @@ impl Database {
                 at: timestamps.as_ref().map(|t| t[i]),
                 priority: priorities.as_ref().map(|p| p[i]),
             });
-            Ok(db.insert_bulk(keys.into_iter().zip(docs), &bulk_options(batch), |_| true)?)
+            Ok(db.insert_bulk(
+                keys.into_iter().zip(docs),
+                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                |_| true,
+            )?)
         })?;
         report_dict(py, &report)
     }

@@ -40,42 +40,48 @@ fn check_lengths(what: &str, keys: usize, docs: usize) -> Result<(), Fail> {
 #[pymethods]
 impl Database {
     /// Bulk load of item sets: `keys[i]` gets the set `items[i]`.
-    #[pyo3(signature = (keys, items, batch = None))]
+    #[pyo3(signature = (keys, items, batch = None, max_rejected = None))]
     fn insert_item_columns<'py>(
         &self,
         py: Python<'py>,
         keys: TextBatch,
         items: Vec<Vec<Vec<u8>>>,
         batch: Option<usize>,
+        max_rejected: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let report = self.read(py, |db| {
             let keys = keys.strs()?;
             check_lengths("insert_many", keys.len(), items.len())?;
             let refs = item_refs(&items);
             let docs = keys.into_iter().zip(refs.iter().map(Vec::as_slice));
-            Ok(db.insert_bulk(docs, &bulk_options(batch), |_| true)?)
+            Ok(db.insert_bulk(
+                docs,
+                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                |_| true,
+            )?)
         })?;
         report_dict(py, &report)
     }
 
     /// Bulk load of shingle hashes computed elsewhere (an export, another
     /// tool): `keys[i]` gets the set `shingles[i]`, used as it is.
-    #[pyo3(signature = (keys, shingles, batch = None))]
+    #[pyo3(signature = (keys, shingles, batch = None, max_rejected = None))]
     fn insert_shingle_columns<'py>(
         &self,
         py: Python<'py>,
         keys: TextBatch,
         shingles: Vec<Vec<u32>>,
         batch: Option<usize>,
+        max_rejected: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let report = self.read(py, |db| {
             let keys = keys.strs()?;
             check_lengths("insert_many", keys.len(), shingles.len())?;
-            Ok(
-                db.insert_bulk(keys.into_iter().zip(shingles), &bulk_options(batch), |_| {
-                    true
-                })?,
-            )
+            Ok(db.insert_bulk(
+                keys.into_iter().zip(shingles),
+                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                |_| true,
+            )?)
         })?;
         report_dict(py, &report)
     }

@@ -46,13 +46,14 @@ impl Database {
     }
 
     /// Bulk load from two equally long batches of keys and texts.
-    #[pyo3(signature = (keys, texts, batch = None))]
+    #[pyo3(signature = (keys, texts, batch = None, max_rejected = None))]
     fn insert_columns<'py>(
         &self,
         py: Python<'py>,
         keys: TextBatch,
         texts: TextBatch,
         batch: Option<usize>,
+        max_rejected: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let report = self.read(py, |db| {
             let (keys, texts) = (keys.strs()?, texts.strs()?);
@@ -63,19 +64,24 @@ impl Database {
                     texts.len()
                 )));
             }
-            Ok(db.insert_bulk(keys.into_iter().zip(texts), &bulk_options(batch), |_| true)?)
+            Ok(db.insert_bulk(
+                keys.into_iter().zip(texts),
+                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                |_| true,
+            )?)
         })?;
         report_dict(py, &report)
     }
 
     /// Bulk load from an iterator of (key, text) pairs, pulled a slice at
     /// a time.
-    #[pyo3(signature = (pairs, batch = None))]
+    #[pyo3(signature = (pairs, batch = None, max_rejected = None))]
     fn insert_pairs<'py>(
         &self,
         py: Python<'py>,
         pairs: &Bound<'py, PyAny>,
         batch: Option<usize>,
+        max_rejected: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut source = PyPairs {
             iter: pairs.try_iter()?.unbind(),
@@ -84,7 +90,11 @@ impl Database {
             done: false,
         };
         let (report, error) = self.read(py, |db| {
-            let report = db.insert_bulk(source.by_ref(), &bulk_options(batch), |_| true)?;
+            let report = db.insert_bulk(
+                source.by_ref(),
+                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                |_| true,
+            )?;
             Ok((report, source.error.take()))
         })?;
         if let Some(error) = error {

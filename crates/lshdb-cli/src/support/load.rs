@@ -141,7 +141,11 @@ pub fn good_records<'a>(
 /// (for a `--unique` load, filled in from its chunks) and the
 /// near-duplicates `--unique` left out.
 pub struct Summary {
+    /// The library's report; its `rejected` holds the last commit's.
     pub report: BulkReport,
+    /// The first [`KEPT_REJECTIONS`] documents refused, with the reason,
+    /// for `--json` (the report counts them all).
+    pub rejected: Vec<(String, String)>,
     /// Near-duplicates not added (`--unique`).
     pub duplicates: u64,
     text: String,
@@ -166,6 +170,7 @@ pub fn report(summary: &Summary, skips: Skips, as_json: bool, ctx: &Context) -> 
         let complete = skips.fatal.is_none() && !interrupt.interrupted();
         crate::output::json(&crate::render::bulk_json(
             &summary.report,
+            &summary.rejected,
             summary.duplicates,
             skips.bad.total,
             complete,
@@ -187,7 +192,7 @@ pub fn report(summary: &Summary, skips: Skips, as_json: bool, ctx: &Context) -> 
                 .to_owned(),
         ));
     }
-    let rejected = summary.report.rejected.len() as u64;
+    let rejected = summary.report.rejected_count;
     if summary.report.inserted == 0 && summary.duplicates == 0 {
         return fail(if skips.bad.total + rejected == 0 {
             "nothing was added: the input holds no records"
@@ -215,11 +220,28 @@ fn rejection(err: &lshdb::Error) -> (&'static str, String) {
     }
 }
 
-/// Counts a refused document, keeping its message unless many like it came
-/// before.
-fn reject(rejections: &mut Limited, key: &str, err: &lshdb::Error) {
-    let (kind, reason) = rejection(err);
-    rejections.push(kind, || format!("rejected `{}`: {reason}", short(key)));
+/// Refused documents a load's `--json` summary lists; the rest are counted.
+pub const KEPT_REJECTIONS: usize = 1000;
+
+/// A load's refused documents: the messages to print, and the first
+/// [`KEPT_REJECTIONS`] for `--json`. Bounded however many come.
+#[derive(Default)]
+struct Rejections {
+    messages: Limited,
+    kept: Vec<(String, String)>,
+}
+
+impl Rejections {
+    /// Counts a refused document, keeping its message unless many like it
+    /// came before.
+    fn add(&mut self, key: &str, err: &lshdb::Error) {
+        let (kind, reason) = rejection(err);
+        self.messages
+            .push(kind, || format!("rejected `{}`: {reason}", short(key)));
+        if self.kept.len() < KEPT_REJECTIONS {
+            self.kept.push((key.to_owned(), err.to_string()));
+        }
+    }
 }
 
 /// What a bulk load has committed so far.
@@ -314,34 +336,39 @@ impl Loader<'_> {
     ) -> Result<Summary, CliError> {
         let interrupt = self.ctx.interrupt();
         let mut committed = Committed::default();
-        let mut rejections = Limited::default();
-        let result = self
-            .db
-            .insert_bulk(records, &BulkOptions::default().batch(self.batch), |r| {
-                for (key, err) in &r.rejected[committed.rejected as usize..] {
-                    reject(&mut rejections, key, err);
-                }
-                committed = Committed {
-                    inserted: r.inserted,
-                    replaced: r.replaced,
-                    commits: r.commits,
-                    rejected: r.rejected.len() as u64,
-                };
-                interrupt.note_progress(committed.text());
-                self.bar
-                    .set_message(format!("{} added", committed.inserted));
-                !interrupt.interrupted()
-            });
+        let mut rejections = Rejections::default();
+        // The report keeps a commit's worth of rejections, not a stream's:
+        // each is counted here as its commit comes.
+        let options = BulkOptions::default()
+            .batch(self.batch)
+            .max_rejected(self.batch.max(1));
+        let result = self.db.insert_bulk(records, &options, |r| {
+            let new = (r.rejected_count - committed.rejected) as usize;
+            for (key, err) in &r.rejected[r.rejected.len() - new..] {
+                rejections.add(key, err);
+            }
+            committed = Committed {
+                inserted: r.inserted,
+                replaced: r.replaced,
+                commits: r.commits,
+                rejected: r.rejected_count,
+            };
+            interrupt.note_progress(committed.text());
+            self.bar
+                .set_message(format!("{} added", committed.inserted));
+            !interrupt.interrupted()
+        });
         self.bar.finish_and_clear();
         let report = end_load(
             result.map_err(CliError::from),
-            &rejections,
+            &rejections.messages,
             &committed.text(),
             committed.inserted,
             self.ctx,
         )?;
         Ok(Summary {
             report,
+            rejected: rejections.kept,
             duplicates: 0,
             text: committed.text(),
         })
@@ -374,12 +401,11 @@ impl Loader<'_> {
         // What is committed.
         let mut report = BulkReport::default();
         let mut duplicates = 0u64;
-        let mut rejections = Limited::default();
+        let mut rejections = Rejections::default();
         let text = |report: &BulkReport, duplicates: u64| {
             format!(
                 "added {} document(s); {duplicates} near-duplicate(s) not added; {} rejected",
-                report.inserted,
-                report.rejected.len()
+                report.inserted, report.rejected_count
             )
         };
         let mut records = records;
@@ -388,7 +414,7 @@ impl Loader<'_> {
             while !done && !interrupt.interrupted() {
                 let mut txn = self.db.batch()?;
                 // The open transaction's counts.
-                let (mut new, mut dup, mut rejected) = (0u64, 0u64, Vec::new());
+                let (mut new, mut dup, mut rejected) = (0u64, 0u64, 0u64);
                 let mut left = self.batch.max(1);
                 while left > 0 && !done && !interrupt.interrupted() {
                     // Prepared in parallel, checked in order (one call per chunk).
@@ -409,8 +435,8 @@ impl Loader<'_> {
                                 | lshdb::Error::InvalidKey { .. }
                                 | lshdb::Error::DocumentTooLarge { .. }),
                             ) => {
-                                reject(&mut rejections, &key, &err);
-                                rejected.push((key, err));
+                                rejections.add(&key, &err);
+                                rejected += 1;
                             }
                             Err(err) => return Err(err.into()),
                         }
@@ -419,7 +445,7 @@ impl Loader<'_> {
                 txn.commit()?;
                 report.commits += 1;
                 report.inserted += new;
-                report.rejected.extend(rejected);
+                report.rejected_count += rejected;
                 duplicates += dup;
                 interrupt.note_progress(text(&report, duplicates));
                 self.bar.set_message(format!("{} added", report.inserted));
@@ -428,9 +454,16 @@ impl Loader<'_> {
         })();
         self.bar.finish_and_clear();
         let summary = text(&report, duplicates);
-        end_load(result, &rejections, &summary, report.inserted, self.ctx)?;
+        end_load(
+            result,
+            &rejections.messages,
+            &summary,
+            report.inserted,
+            self.ctx,
+        )?;
         Ok(Summary {
             report,
+            rejected: rejections.kept,
             duplicates,
             text: summary,
         })
