@@ -139,3 +139,46 @@ fn without_db_the_grouped_policies_decide_as_with_one() {
         assert!(kept.contains("\"empty\"") && kept.contains("\"punctuation\""));
     }
 }
+
+/// Without `--db`, the grouped policies store each id after its place in
+/// the input: an id of 4,080 bytes is kept or dropped as any other, one
+/// of 4,081 bytes is rejected, whole in `--rejected`, with a reason that
+/// names its own length and the way out (before, the reason gave the
+/// stored key's length, 4,097), and pass 1 holds no list of them.
+#[test]
+fn without_db_an_id_too_long_to_store_with_its_place_is_rejected_with_its_reason() {
+    let cli = Cli::new();
+    let text = "the quick brown fox jumps over the lazy dog once again today";
+    let fits = "f".repeat(lshdb::MAX_KEY_BYTES - 16);
+    let over = "o".repeat(lshdb::MAX_KEY_BYTES - 15);
+    let input = [
+        json!({"id": fits, "text": format!("{text} and more")}),
+        json!({"id": over, "text": text}),
+        json!({"id": "short", "text": text}),
+    ]
+    .iter()
+    .map(|r| format!("{r}\n"))
+    .collect::<String>();
+    cli.write("in.jsonl", &input);
+    let args: Vec<&str> = "dedup in.jsonl --id-field id --keep longest --out k.jsonl \
+                            --dropped d.jsonl --rejected r.jsonl --json"
+        .split_whitespace()
+        .collect();
+    let summary = cli.run(&args).expect(0).json();
+    assert_eq!(
+        (&summary["kept"], &summary["dropped"], &summary["rejected"]),
+        (&json!(1), &json!(1), &json!(1)),
+        "{summary}"
+    );
+    let kept: serde_json::Value = serde_json::from_str(cli.read("k.jsonl").trim()).unwrap();
+    assert_eq!(kept["id"], fits.as_str());
+    let dropped: serde_json::Value = serde_json::from_str(cli.read("d.jsonl").trim()).unwrap();
+    assert_eq!(dropped["duplicate_of"], fits.as_str(), "{dropped}");
+    let rejected: serde_json::Value = serde_json::from_str(cli.read("r.jsonl").trim()).unwrap();
+    let reason = rejected["reason"].as_str().unwrap();
+    assert!(reason.starts_with("id of 4081 bytes"), "{reason}");
+    assert!(reason.contains("--db"), "{reason}");
+    let record: serde_json::Value =
+        serde_json::from_str(rejected["record"].as_str().unwrap()).unwrap();
+    assert_eq!(record["id"], over.as_str());
+}

@@ -29,8 +29,8 @@ pub(super) fn clustered(
     out: Outputs<'_>,
 ) -> Result<Target, CliError> {
     let Outputs { side, counts, bar } = out;
-    let refused = pass_one(run, counts, bar)?;
-    pass_two(run, &refused, target, (side, counts))
+    pass_one(run, counts, bar)?;
+    pass_two(run, target, (side, counts))
 }
 
 /// A record's score under the keep policy as a priority, in the same
@@ -70,25 +70,24 @@ fn record_id(stored: &str) -> &str {
 }
 
 /// Pass 1: every good record with a text and an id of its own loaded in
-/// bulk, with its priority. Returns the records the loader refused with a
-/// reason (a text above the document limit, a bad key), by key; those
-/// refused as empty once normalised are kept and need no entry.
+/// bulk, with its priority, unless [`refused`] refuses it. Nothing is
+/// kept per refused record: pass 2 finds them again.
 fn pass_one(
     run: &Run<'_>,
     counts: &mut Counts,
     bar: &indicatif::ProgressBar,
-) -> Result<HashMap<String, String>, CliError> {
+) -> Result<(), CliError> {
     let args = run.args;
     let mut seen = Hashes::with_budget(args.memory / 32);
     let mut places = 0u64;
-    // Keys too long to store: refused here, with the record's own length.
-    let mut refused = HashMap::new();
-    // A temporary database is thrown away: it need not be written.
+    // A temporary database is thrown away: it need not be written. Its
+    // load refuses only what `refused` refuses first, so it keeps no list.
     let options = BulkOptions::default()
         .batch(args.batch)
         .scratch(true)
-        .memory(args.memory);
-    let rejected = read_and_load(run, &options, |input, chunk, docs| {
+        .memory(args.memory)
+        .max_rejected(0);
+    read_and_load(run, &options, |input, chunk, docs| {
         let place = Place {
             inputs: &args.inputs,
             input,
@@ -109,34 +108,46 @@ fn pass_one(
                 bad(counts, &place, line, &repeated(&key));
                 continue;
             }
-            let stored = stored_key(places, &key);
             places += 1;
-            if key.len() > lshdb::MAX_KEY_BYTES {
-                let err = lshdb::Error::InvalidKey {
-                    len: key.len(),
-                    max: lshdb::MAX_KEY_BYTES,
-                };
-                refused.insert(stored, err.to_string());
-                continue;
-            }
             // An empty text has no near-duplicates: kept, never loaded.
-            if !good.text.trim().is_empty() {
+            if refused(&key, &good.text).is_none() && !good.text.trim().is_empty() {
                 let priority = priority(&args.keep, &good);
+                let stored = stored_key(places - 1, &key);
                 docs.push((stored, Prioritised::new(good.text, priority)));
             }
         }
         Ok(())
     })?;
-    refused.extend(
-        rejected
-            .into_iter()
-            .filter(|(_, err)| !matches!(err, lshdb::Error::EmptyDocument { .. }))
-            .map(|(key, err)| {
-                let reason = refusal(&err).unwrap_or_else(|| err.to_string());
-                (key, reason)
-            }),
-    );
-    Ok(refused)
+    Ok(())
+}
+
+/// Why record `id` with `text` is rejected rather than loaded: an id too
+/// long to store (as with `--db`), or to store with its place
+/// ([`stored_key`]), or a text above the document limit. The same answer in both passes, so pass 1 keeps no
+/// list of them, however many there are.
+fn refused(id: &str, text: &str) -> Option<String> {
+    let max = lshdb::MAX_KEY_BYTES - PLACE_DIGITS;
+    if id.len() > lshdb::MAX_KEY_BYTES {
+        let err = lshdb::Error::InvalidKey {
+            len: id.len(),
+            max: lshdb::MAX_KEY_BYTES,
+        };
+        return Some(err.to_string());
+    }
+    if id.len() > max {
+        return Some(format!(
+            "id of {} bytes: --keep {{longest,max,min}} without --db takes ids of at most \
+             {max} bytes (with --db, {})",
+            id.len(),
+            lshdb::MAX_KEY_BYTES
+        ));
+    }
+    let too_large = lshdb::Error::DocumentTooLarge {
+        key: id.to_owned(),
+        len: text.len(),
+        max: lshdb::MAX_DOCUMENT_BYTES,
+    };
+    (text.len() > lshdb::MAX_DOCUMENT_BYTES).then(|| refusal(&too_large).unwrap_or_default())
 }
 
 /// Whether `key` is seen for the first time in this pass.
@@ -152,7 +163,6 @@ fn first_time(seen: &mut Hashes, key: &str) -> Result<bool, CliError> {
 /// records in their files.
 fn pass_two(
     run: &Run<'_>,
-    refused: &HashMap<String, String>,
     target: Target,
     (side, counts): (&mut Side, &mut Counts),
 ) -> Result<Target, CliError> {
@@ -181,9 +191,9 @@ fn pass_two(
             }
             let stored = stored_key(places, &key);
             places += 1;
-            if let Some(reason) = refused.get(&stored) {
-                bad(counts, &place, *line, reason);
-                side.reject(chunk.original(i), reason, source, *line)?;
+            if let Some(reason) = refused(&key, &good.text) {
+                bad(counts, &place, *line, &reason);
+                side.reject(chunk.original(i), &reason, source, *line)?;
                 continue;
             }
             match fate(&mut loaded, db, &stored, &good.text)? {
