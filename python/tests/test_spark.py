@@ -281,6 +281,15 @@ def test_write_database_loads_the_kept_rows_for_incremental_dedup(spark: Any, tm
         ls.write_database(path, df, config=ls.Config(threshold=0.5))
 
 
+def test_write_database_counts_every_refused_row_and_lists_the_first_thousand(spark: Any, tmp_path: Path) -> None:
+    rows = [(f"e{i:04}", None if i % 2 else "") for i in range(1500)] + corpus(groups=3, per_group=1)
+    df = spark.createDataFrame(rows, "id string, text string")
+    report = ls.write_database(tmp_path / "r.lshdb", df, config=ls.Config(threshold=0.8), batch=400)
+    assert report["inserted"] == 3 and report["rejected_count"] == 1500
+    assert len(report["rejected"]) == 1000
+    assert all(k.startswith("e") and "empty" in why for k, why in report["rejected"])
+
+
 def test_the_worker_check_passes_and_runs_once_per_context(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from lshdb.spark import workers
 

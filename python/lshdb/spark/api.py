@@ -285,8 +285,11 @@ def write_database(
     the kept rows are loaded. Keys are the ids cast to strings. Rows stream
     to the driver a partition at a time (``toLocalIterator``) into the
     database's bulk loader: the driver holds one partition and one batch,
-    never the corpus. Returns the summed ``insert_many`` reports (rows
-    without shingles are in ``rejected``)."""
+    never the corpus. Returns the summed ``insert_many`` reports: rows
+    without shingles (a null or empty text) are counted in
+    ``rejected_count``, and the first 1,000 of them listed in ``rejected``
+    as ``(key, reason)``, so that the driver's memory stays bounded however
+    many there are."""
     from pyspark.sql import functions as F
     _c.path("write_database", "path", path)
     _frame("write_database", "df", df)
@@ -310,14 +313,19 @@ def write_database(
             raise InvalidInput(f"lshdb.spark: {os.fspath(path)!r} has other settings than the job's config")
     else:
         db = (config or Config()).create_database(path, store_text=store_text)
-    total: Dict[str, Any] = {"inserted": 0, "replaced": 0, "rejected": [], "commits": 0}
+    total: Dict[str, Any] = {"inserted": 0, "replaced": 0, "rejected": [], "rejected_count": 0, "commits": 0}
     with db:
         for keys, texts in _chunks(rows.toLocalIterator(prefetchPartitions=True), batch):
             report = db.insert_many(keys=keys, texts=texts, batch=batch)
-            for k in ("inserted", "replaced", "commits"):
+            for k in ("inserted", "replaced", "commits", "rejected_count"):
                 total[k] += int(report[k])
-            total["rejected"].extend(report["rejected"])
+            room = _KEPT_REJECTIONS - len(total["rejected"])
+            total["rejected"].extend(report["rejected"][: max(room, 0)])
     return total
+
+
+#: Refused rows :func:`write_database` lists (it counts them all).
+_KEPT_REJECTIONS = 1000
 
 
 def _chunks(rows: Iterator[Any], size: int) -> Iterator[Tuple[List[str], List[str]]]:
