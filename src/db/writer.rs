@@ -135,16 +135,20 @@ impl<'t, 'p> Writer<'t, 'p> {
         if let Some(clusters) = &mut self.clusters {
             clusters.set_priority(id, doc.priority)?;
         }
-        self.join_cluster(id, &doc.band_keys, vacated)?;
+        self.join_cluster(id, doc, vacated)?;
         Ok(old.is_some())
     }
 
-    /// Files new document `id` in its cluster, when the file keeps
-    /// clusters (`clusters::upkeep`); `vacated` is the cluster its replaced
-    /// version left empty, which it takes over when it joins no other.
-    fn join_cluster(&mut self, id: u64, band_keys: &[u64], vacated: Option<u64>) -> Result<()> {
+    /// Files new document `id` (stored from `doc`) in its cluster, when the
+    /// file keeps clusters (`clusters::upkeep`); `vacated` is the cluster
+    /// its replaced version left empty, which it takes over when it joins
+    /// no other.
+    fn join_cluster(&mut self, id: u64, doc: &Prepared, vacated: Option<u64>) -> Result<()> {
         if let Some(clusters) = &mut self.clusters {
-            let row = clusters.join(&self.tables, self.pipeline, id, band_keys, vacated)?;
+            // The set as prepared, unless trimmed (`Prepared::trim`).
+            let set = Some(&doc.set[..]).filter(|set| set.len() == doc.set_len() as usize);
+            let held = (&doc.band_keys[..], set);
+            let row = clusters.join(&self.tables, self.pipeline, id, held, vacated)?;
             self.joined = Some(row);
         }
         Ok(())

@@ -261,7 +261,7 @@ pub(crate) fn rebuild(txn: &WriteTransaction, pipeline: &Pipeline) -> Result<()>
                 return Err(Error::corrupted(format!("document {id} has no signature")));
             }
             pipeline.index_keys(&record, &mut band_keys, &mut blocks);
-            upkeep.join(&docs, pipeline, id, &band_keys, None)?;
+            upkeep.join(&docs, pipeline, id, (&band_keys, None), None)?;
         }
         from = last + 1;
     }

@@ -69,7 +69,8 @@ impl<'t> Upkeep<'t> {
             .map_or(Ok(0), |table| table.get(id))
     }
 
-    /// Files stored document `id` (its band keys `band_keys`) in a cluster:
+    /// Files stored document `id` (its band keys `band_keys`; its shingle
+    /// set `held` when the caller holds it, else read back) in a cluster:
     /// the clusters of its verified neighbours that are in one merge into
     /// the oldest (the others become its aliases); with none, it founds a
     /// cluster, numbered `reuse` when given (the id its replaced version
@@ -81,15 +82,19 @@ impl<'t> Upkeep<'t> {
         docs: &WriteTables<'_>,
         pipeline: &Pipeline,
         id: u64,
-        band_keys: &[u64],
+        (band_keys, held): (&[u64], Option<&[u32]>),
         reuse: Option<u64>,
     ) -> Result<Row> {
+        let mut read = Vec::new();
+        let set = match held {
+            Some(set) => Some(set),
+            None => docs.set_into(id, &mut read)?.then_some(read.as_slice()),
+        };
         // A copy of a stored document joins its cluster.
-        let mut set = Vec::new();
-        if docs.set_into(id, &mut set)? {
+        if let Some(set) = set {
             let tables = &self.tables;
             let cluster_of = |doc| tables.cluster_of(doc);
-            let copy = (band_keys, ALL_BANDS, &set[..], id);
+            let copy = (band_keys, ALL_BANDS, set, id);
             if let Some(cluster) = stored_twin(docs, docs, cluster_of, copy)? {
                 return self.merge(docs, id, vec![cluster], reuse);
             }
@@ -103,7 +108,7 @@ impl<'t> Upkeep<'t> {
                 by_cluster.push((cluster, candidate));
             }
         }
-        let joined = self.verified_clusters(docs, pipeline, id, None, by_cluster)?;
+        let joined = self.verified_clusters(docs, pipeline, id, set, by_cluster)?;
         self.merge(docs, id, joined, reuse)
     }
 
