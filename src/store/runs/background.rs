@@ -5,9 +5,13 @@
 //! **Steps.** [`begin`] records the merge in [`RUN_MERGES`] (input run →
 //! the run being built) in one short transaction: writes leave those inputs
 //! alone, and no new run takes the output's id. [`Job::step`] reads the
-//! next slices of the inputs from a read snapshot (inputs never change:
-//! only the merger removes them) and writes them as blocks and filter rows
-//! of the output, about [`TXN_POSTINGS`] postings per transaction. The
+//! next postings of the inputs from a read snapshot (inputs never change:
+//! only the merger removes them), from where the last step ended, and
+//! writes them as blocks and filter rows of the output, about
+//! [`TXN_POSTINGS`] postings per transaction, however they fall into
+//! buckets: a bucket of millions of postings (one text stored millions of
+//! times) is split between steps by document id, so a step's memory is
+//! bounded by the step, not by the largest bucket. The
 //! output is not in [`RUNS`], so readers and look-ups never see it.
 //! [`Job::publish`] swaps it in, in one transaction: the inputs leave
 //! [`RUNS`] for [`RUN_GARBAGE`], the output enters it. A query sees the
@@ -31,8 +35,8 @@
 //! cannot hold their postings, since ids are never reused. A resumed merge
 //! leaves out the ids dead when it resumed, and clears none.
 
-use super::block::slice;
 use super::filter::{FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
+use super::merge::{after, merged_piece};
 use super::merge::{bands_of, next_run_id, pending, BlockWriter};
 use super::{
     dead_ids, policy, read_list, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_BUILDING, RUN_GARBAGE, RUN_MERGES,
@@ -58,15 +62,16 @@ pub struct Job {
     all: bool,
     bands: Vec<u32>,
     slices: u64,
-    /// The next slice to write: (index into `bands`, slice).
-    at: (usize, u64),
+    /// Where the next step starts: (index into `bands`, slice of the key
+    /// space, the posting to go on from in it, `None` at its start).
+    at: (usize, u64, Option<(u64, u64)>),
     blocks: BlockWriter,
     filter: FilterWriter,
     count: u64,
 }
 
-/// A piece of a step: the entries of one slice of a band, and whether it
-/// ends the band.
+/// A piece of a step: the next entries of one band, and whether they end
+/// it.
 struct Piece {
     /// The band's index in [`Job::bands`].
     index: usize,
@@ -129,7 +134,7 @@ pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
                             false
                         })?;
                 }
-                job.at = (done as usize, 0);
+                job.at = (done as usize, 0, None);
                 job.count = count;
                 Some(job)
             }
@@ -233,7 +238,7 @@ impl Job {
             inputs,
             bands,
             slices: (per_band / TXN_POSTINGS).clamp(1, 1 << 16),
-            at: (0, 0),
+            at: (0, 0, None),
             blocks: BlockWriter::new(output),
             filter: FilterWriter::new(output, per_band),
             count: 0,
@@ -273,35 +278,34 @@ impl Job {
         Ok(self.at.0 >= self.bands.len())
     }
 
-    /// The next slices, about [`TXN_POSTINGS`] postings, merged.
+    /// The next postings, about [`TXN_POSTINGS`], merged: the next slices
+    /// of the key space, and a slice that a large bucket makes larger than
+    /// a step a piece at a time (`merge::merged_piece`).
     fn read_pieces(&mut self, db: &redb::Database) -> Result<Vec<Piece>> {
         let txn = db.begin_read()?;
         let blocks = txn.open_table(RUN_BLOCKS)?;
         let width = u64::MAX / self.slices;
+        let cap = TXN_POSTINGS as usize;
         let (mut pieces, mut read) = (Vec::new(), 0);
         while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
             let (band, s) = (self.bands[self.at.0], self.at.1);
-            let lo = s * width;
             let hi = (s + 1 < self.slices).then(|| (s + 1) * width);
-            let mut entries = Vec::new();
-            for &(run, _) in &self.inputs {
-                entries.extend(slice(&blocks, run, band, lo, hi)?);
-            }
-            entries.sort_unstable();
-            entries.retain(|e| !self.dead.contains(&e.1));
-            entries.dedup();
+            let start = self.at.2.unwrap_or((s * width, 0));
+            let (entries, cut) =
+                merged_piece(&blocks, &self.inputs, (band, start, hi, cap), &self.dead)?;
             read += entries.len() as u64;
-            let ends_band = hi.is_none();
+            let next = cut.and_then(after);
+            let ends_band = next.is_none() && hi.is_none();
             pieces.push(Piece {
                 index: self.at.0,
                 band,
                 entries,
                 ends_band,
             });
-            self.at = if ends_band {
-                (self.at.0 + 1, 0)
-            } else {
-                (self.at.0, s + 1)
+            self.at = match (next, ends_band) {
+                (Some(next), _) => (self.at.0, s, Some(next)),
+                (None, true) => (self.at.0 + 1, 0, None),
+                (None, false) => (self.at.0, s + 1, None),
             };
         }
         Ok(pieces)
@@ -364,11 +368,12 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::runs::{encode_block, ReadRuns, RunTables};
+    use crate::store::runs::{encode_block, ReadRuns, RunTables, BLOCK_ENTRIES};
 
-    /// A database with four runs of one level, each with postings in bands
-    /// 0, 1 and the key band (`u32::MAX`).
-    fn four_runs() -> redb::Database {
+    /// A database with runs 1 to 4, each of `postings(run)`: (band, its
+    /// sorted postings), in blocks keyed by their last posting, as writes
+    /// make them.
+    fn four_runs_of(postings: impl Fn(u32) -> Vec<(u32, Vec<(u64, u64)>)>) -> redb::Database {
         let db = redb::Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .unwrap();
@@ -378,20 +383,44 @@ mod tests {
             let mut runs = txn.open_table(RUNS).unwrap();
             txn.open_table(DEAD_IDS).unwrap();
             for run in 1..=4u32 {
-                for band in [0, 1, u32::MAX] {
-                    let entries: Vec<(u64, u64)> = (0..3)
-                        .map(|i| (i * 1000, u64::from(run) * 10 + i))
-                        .collect();
-                    let (key, id) = entries[0];
-                    blocks
-                        .insert((run, band, key, id), encode_block(&entries).as_slice())
-                        .unwrap();
+                let mut count = 0;
+                for (band, entries) in postings(run) {
+                    for chunk in entries.chunks(BLOCK_ENTRIES) {
+                        let (key, id) = chunk[chunk.len() - 1];
+                        let block = encode_block(chunk);
+                        blocks
+                            .insert((run, band, key, id), block.as_slice())
+                            .unwrap();
+                    }
+                    count += entries.len() as u64;
                 }
-                runs.insert(run, 9).unwrap();
+                runs.insert(run, count).unwrap();
             }
         }
         txn.commit().unwrap();
         db
+    }
+
+    /// Four runs of one level, each with postings in bands 0, 1 and the
+    /// key band (`u32::MAX`).
+    fn four_runs() -> redb::Database {
+        four_runs_of(|run| {
+            let entries: Vec<(u64, u64)> = (0..3)
+                .map(|i| (i * 1000, u64::from(run) * 10 + i))
+                .collect();
+            [0, 1, u32::MAX]
+                .map(|band| (band, entries.clone()))
+                .to_vec()
+        })
+    }
+
+    /// Four runs whose band 0 is one bucket (key 7) of 100,000 postings
+    /// each, ids interleaved across the runs, as a bucket's are.
+    fn four_runs_of_one_bucket() -> redb::Database {
+        four_runs_of(|run| {
+            let ids = (0..100_000u64).map(|i| (7, i * 4 + u64::from(run)));
+            vec![(0, ids.collect())]
+        })
     }
 
     /// The runs listed, and every posting of them.
@@ -407,6 +436,45 @@ mod tests {
         }
         postings.sort_unstable();
         (ids, postings)
+    }
+
+    /// A bucket larger than a step is split between steps by id: no step
+    /// reads more than a step's worth from each input (before, a step read
+    /// a whole bucket, millions of postings for a text stored millions of
+    /// times),
+    /// and a merge cut off inside the bucket resumes and loses nothing.
+    #[test]
+    fn a_bucket_larger_than_a_step_is_split_between_steps() {
+        let db = four_runs_of_one_bucket();
+        let (_, before) = listed(&db);
+        assert_eq!(before.len(), 400_000);
+        let mut job = begin(&db).unwrap().expect("four runs of a level are due");
+        let mut steps = 0;
+        loop {
+            let pieces = job.read_pieces(&db).unwrap();
+            let read: usize = pieces.iter().map(|p| p.entries.len()).sum();
+            // Each input gives a step's worth at most (and a block).
+            assert!(
+                read <= 4 * (TXN_POSTINGS as usize + BLOCK_ENTRIES),
+                "{read}"
+            );
+            steps += 1;
+            if pieces.iter().any(|p| p.ends_band) {
+                break;
+            }
+        }
+        assert!(steps >= 2, "{steps} steps");
+        drop(job);
+        // Cut off after one step written, inside the bucket.
+        let mut job = resume(&db).unwrap().expect("a merge under way");
+        job.step(&db).unwrap();
+        drop(job);
+        let mut job = resume(&db).unwrap().expect("a merge under way");
+        while !job.step(&db).unwrap() {}
+        job.publish(&db).unwrap();
+        let (ids, after) = listed(&db);
+        assert_eq!(ids, vec![5]);
+        assert_eq!(after, before);
     }
 
     #[test]

@@ -157,34 +157,41 @@ fn collect_block(
     None
 }
 
-/// The postings of run `run` in band `band` with keys in `lo..hi` (`hi`
-/// None: to the end), in order.
-pub(super) fn slice(
+/// The postings of run `run`'s band `band` from posting `start` on
+/// (inclusive) with keys below `hi` (`None`: to the band's end), in
+/// order: whole blocks until at least `cap` are read. True when it
+/// stopped at `cap` with more blocks in the band. Blocks are keyed by
+/// their last posting (format 5), so the first block read is the one
+/// holding `start`'s place.
+pub(super) fn postings_from(
     blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
-    run: u32,
-    band: u32,
-    lo: u64,
+    (run, band): (u32, u32),
+    start: (u64, u64),
     hi: Option<u64>,
-) -> Result<Vec<(u64, u64)>> {
+    cap: usize,
+) -> Result<(Vec<(u64, u64)>, bool)> {
     let mut out = Vec::new();
     let mut block = Vec::new();
-    for row in blocks.range((run, band, lo, 0)..)? {
+    for row in blocks.range((run, band, start.0, start.1)..)? {
         let (k, bytes) = row?;
         let (r, b, last, _) = k.value();
         if (r, b) != (run, band) {
             break;
         }
+        if out.len() >= cap {
+            return Ok((out, true));
+        }
         decode_block(bytes.value(), &mut block).map_err(|e| context(e, run, b))?;
         out.extend(
             block
                 .iter()
-                .filter(|&&(key, _)| key >= lo && hi.is_none_or(|hi| key < hi)),
+                .filter(|&&posting| posting >= start && hi.is_none_or(|hi| posting.0 < hi)),
         );
         if hi.is_some_and(|hi| last >= hi) {
             break;
         }
     }
-    Ok(out)
+    Ok((out, false))
 }
 
 pub(crate) fn context(err: Error, run: u32, band: u32) -> Error {

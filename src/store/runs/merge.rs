@@ -2,7 +2,7 @@
 //! streams, the blocks of a new run, and [`RunWriter`], the run tables of a
 //! write transaction with the merge policy.
 
-use super::block::{encode_block, slice};
+use super::block::{encode_block, postings_from};
 use super::filter::{self, FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
 use super::policy::{self, INLINE_MAX};
 use super::whole::WholeFilter;
@@ -322,24 +322,23 @@ impl<'t> RunWriter<'t> {
         let per_band = total / u64::from(bands.len().max(1) as u32);
         let slices = (per_band / SLICE_POSTINGS).clamp(1, 1 << 16);
         let width = u64::MAX / slices;
+        let cap = SLICE_POSTINGS as usize;
         let mut writer = BlockWriter::new(output);
         let mut filter = FilterWriter::new(output, per_band);
         let mut count = 0;
         for band in bands {
             for s in 0..slices {
-                let lo = s * width;
                 let hi = (s + 1 < slices).then(|| (s + 1) * width);
-                let mut entries = Vec::new();
-                for &(run, _) in inputs {
-                    entries.extend(slice(&self.blocks, run, band, lo, hi)?);
-                }
-                entries.sort_unstable();
-                entries.retain(|e| !dead.contains(&e.1));
-                entries.dedup();
-                count += entries.len() as u64;
-                writer.push_band(&mut self.blocks, band, &entries)?;
-                for &(key, _) in &entries {
-                    filter.add(&mut self.filters, band, key)?;
+                let mut start = Some((s * width, 0));
+                while let Some(from) = start {
+                    let (entries, cut) =
+                        merged_piece(&self.blocks, inputs, (band, from, hi, cap), &dead)?;
+                    count += entries.len() as u64;
+                    writer.push_band(&mut self.blocks, band, &entries)?;
+                    for &(key, _) in &entries {
+                        filter.add(&mut self.filters, band, key)?;
+                    }
+                    start = cut.and_then(after);
                 }
             }
         }
@@ -439,6 +438,49 @@ pub(super) fn next_run_id(list: &[(u32, u64)], reserved: u32) -> Result<u32> {
 }
 
 /// Cuts the entries of one band after another into blocks of a run.
+/// The postings of band `band` of the runs `inputs` from posting `start`
+/// on with keys below `hi` (`None`: to the band's end), merged: sorted,
+/// without duplicates and without the ids in `dead`. Each input gives
+/// whole blocks until `cap` postings at least; when one has more, the
+/// piece ends at the least of the last postings read from such inputs, so
+/// that every posting up to it is in, and that end is returned (`None`:
+/// the range is whole). A slice of the key space is so read whole as one
+/// piece when it is small, and a piece at a time when a bucket makes it
+/// large (one text stored millions of times makes one of millions).
+/// A merged piece and where it ended ([`merged_piece`]).
+type Piece = (Vec<(u64, u64)>, Option<(u64, u64)>);
+
+pub(super) fn merged_piece(
+    blocks: &impl ReadableTable<(u32, u32, u64, u64), &'static [u8]>,
+    inputs: &[(u32, u64)],
+    (band, start, hi, cap): (u32, (u64, u64), Option<u64>, usize),
+    dead: &HashSet<u64>,
+) -> Result<Piece> {
+    let (mut entries, mut cut) = (Vec::new(), None);
+    for &(run, _) in inputs {
+        let (part, more) = postings_from(blocks, (run, band), start, hi, cap)?;
+        if let (true, Some(&last)) = (more, part.last()) {
+            cut = Some(cut.map_or(last, |c: (u64, u64)| c.min(last)));
+        }
+        entries.extend(part);
+    }
+    if let Some(cut) = cut {
+        entries.retain(|&posting| posting <= cut);
+    }
+    entries.sort_unstable();
+    entries.retain(|e| !dead.contains(&e.1));
+    entries.dedup();
+    Ok((entries, cut))
+}
+
+/// The posting after `posting`, in (key, id) order; `None` after the last.
+pub(super) fn after(posting: (u64, u64)) -> Option<(u64, u64)> {
+    match posting {
+        (key, u64::MAX) => key.checked_add(1).map(|key| (key, 0)),
+        (key, id) => Some((key, id + 1)),
+    }
+}
+
 pub(super) struct BlockWriter {
     run: u32,
 }

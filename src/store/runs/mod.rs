@@ -108,7 +108,8 @@ pub const BLOCK_ENTRIES: usize = 240;
 /// Fresh postings (the `buckets` table) at most before they become a run.
 pub const FRESH_MAX: u64 = 1 << 16;
 
-/// Postings a merge holds in memory per slice of the key space, about.
+/// Postings a merge made inside a write reads at a time, about: a piece
+/// of a band, however large its buckets (`merge::merged_piece`).
 pub(super) const SLICE_POSTINGS: u64 = 1 << 21;
 
 /// Bytes of one posting in a block: key and id, u64 LE each.
