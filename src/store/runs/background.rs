@@ -285,7 +285,9 @@ impl Job {
         let txn = db.begin_read()?;
         let blocks = txn.open_table(RUN_BLOCKS)?;
         let width = u64::MAX / self.slices;
-        let cap = TXN_POSTINGS as usize;
+        // A slice holds up to about two steps' worth: an input with more
+        // than four is a large bucket, read a piece at a time.
+        let cap = 4 * TXN_POSTINGS as usize;
         let (mut pieces, mut read) = (Vec::new(), 0);
         while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
             let (band, s) = (self.bands[self.at.0], self.at.1);
@@ -414,11 +416,11 @@ mod tests {
         })
     }
 
-    /// Four runs whose band 0 is one bucket (key 7) of 100,000 postings
+    /// Four runs whose band 0 is one bucket (key 7) of 400,000 postings
     /// each, ids interleaved across the runs, as a bucket's are.
     fn four_runs_of_one_bucket() -> redb::Database {
         four_runs_of(|run| {
-            let ids = (0..100_000u64).map(|i| (7, i * 4 + u64::from(run)));
+            let ids = (0..400_000u64).map(|i| (7, i * 4 + u64::from(run)));
             vec![(0, ids.collect())]
         })
     }
@@ -439,23 +441,23 @@ mod tests {
     }
 
     /// A bucket larger than a step is split between steps by id: no step
-    /// reads more than a step's worth from each input (before, a step read
-    /// a whole bucket, millions of postings for a text stored millions of
-    /// times),
+    /// reads more than four steps' worth from each input (before, a step
+    /// read a whole bucket, millions of postings for a text stored
+    /// millions of times),
     /// and a merge cut off inside the bucket resumes and loses nothing.
     #[test]
     fn a_bucket_larger_than_a_step_is_split_between_steps() {
         let db = four_runs_of_one_bucket();
         let (_, before) = listed(&db);
-        assert_eq!(before.len(), 400_000);
+        assert_eq!(before.len(), 1_600_000);
         let mut job = begin(&db).unwrap().expect("four runs of a level are due");
         let mut steps = 0;
         loop {
             let pieces = job.read_pieces(&db).unwrap();
             let read: usize = pieces.iter().map(|p| p.entries.len()).sum();
-            // Each input gives a step's worth at most (and a block).
+            // Each input gives four steps' worth at most (and a block).
             assert!(
-                read <= 4 * (TXN_POSTINGS as usize + BLOCK_ENTRIES),
+                read <= 4 * (4 * TXN_POSTINGS as usize + BLOCK_ENTRIES),
                 "{read}"
             );
             steps += 1;

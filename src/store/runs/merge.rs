@@ -322,7 +322,9 @@ impl<'t> RunWriter<'t> {
         let per_band = total / u64::from(bands.len().max(1) as u32);
         let slices = (per_band / SLICE_POSTINGS).clamp(1, 1 << 16);
         let width = u64::MAX / slices;
-        let cap = SLICE_POSTINGS as usize;
+        // A slice holds up to about two slices' worth: an input with more
+        // is a large bucket, read a piece at a time.
+        let cap = 2 * SLICE_POSTINGS as usize;
         let mut writer = BlockWriter::new(output);
         let mut filter = FilterWriter::new(output, per_band);
         let mut count = 0;
