@@ -230,9 +230,15 @@ pub(crate) fn report_dict<'py>(
     Ok(d)
 }
 
-pub(crate) fn bulk_options(batch: Option<usize>) -> BulkOptions {
-    match batch {
+/// The bulk options of a Python call: `batch` documents per commit and
+/// `max_rejected` refusals kept in the report (`None`: the defaults).
+pub(crate) fn bulk_options(batch: Option<usize>, max_rejected: Option<usize>) -> BulkOptions {
+    let options = match batch {
         Some(n) => BulkOptions::default().batch(n),
         None => BulkOptions::default(),
+    };
+    match max_rejected {
+        Some(n) => options.max_rejected(n),
+        None => options,
     }
 }

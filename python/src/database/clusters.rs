@@ -208,7 +208,7 @@ impl Database {
             });
             Ok(db.insert_bulk(
                 keys.into_iter().zip(docs),
-                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                &bulk_options(batch, max_rejected),
                 |_| true,
             )?)
         })?;

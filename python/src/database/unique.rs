@@ -54,11 +54,7 @@ impl Database {
             check_lengths("insert_many", keys.len(), items.len())?;
             let refs = item_refs(&items);
             let docs = keys.into_iter().zip(refs.iter().map(Vec::as_slice));
-            Ok(db.insert_bulk(
-                docs,
-                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
-                |_| true,
-            )?)
+            Ok(db.insert_bulk(docs, &bulk_options(batch, max_rejected), |_| true)?)
         })?;
         report_dict(py, &report)
     }
@@ -79,7 +75,7 @@ impl Database {
             check_lengths("insert_many", keys.len(), shingles.len())?;
             Ok(db.insert_bulk(
                 keys.into_iter().zip(shingles),
-                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                &bulk_options(batch, max_rejected),
                 |_| true,
             )?)
         })?;
@@ -101,7 +97,7 @@ impl Database {
         batch: Option<usize>,
         memory: Option<usize>,
     ) -> PyResult<(Vec<Outcome>, u64)> {
-        let mut options = bulk_options(batch);
+        let mut options = bulk_options(batch, None);
         if let Some(bytes) = memory {
             options = options.memory(bytes);
         }

@@ -66,7 +66,7 @@ impl Database {
             }
             Ok(db.insert_bulk(
                 keys.into_iter().zip(texts),
-                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
+                &bulk_options(batch, max_rejected),
                 |_| true,
             )?)
         })?;
@@ -90,11 +90,10 @@ impl Database {
             done: false,
         };
         let (report, error) = self.read(py, |db| {
-            let report = db.insert_bulk(
-                source.by_ref(),
-                &bulk_options(batch).max_rejected(max_rejected.unwrap_or(usize::MAX)),
-                |_| true,
-            )?;
+            let report =
+                db.insert_bulk(source.by_ref(), &bulk_options(batch, max_rejected), |_| {
+                    true
+                })?;
             Ok((report, source.error.take()))
         })?;
         if let Some(error) = error {

@@ -355,9 +355,8 @@ const TWIN_PROBE: usize = 16;
 /// every band key of its original; `bands`: the bands a stored document
 /// may share, bit 0 for band 0). A copy's neighbours are its original and
 /// the original's neighbours, all in the original's cluster (a connected
-/// component):
-/// that cluster is exactly the clusters holding a verified neighbour of
-/// the copy, found without reading its buckets whole. A hot bucket of
+/// component): that cluster is exactly the clusters holding a verified
+/// neighbour of the copy, found without reading its buckets whole. A hot bucket of
 /// copies (one boilerplate text stored a million times) would otherwise be
 /// read whole, and each member's cluster looked up, for every copy:
 /// time quadratic in the copies, and memory linear.

@@ -36,8 +36,7 @@
 //! leaves out the ids dead when it resumed, and clears none.
 
 use super::filter::{FilterWriter, RUN_FILTERS, RUN_FILTER_LINES};
-use super::merge::{after, merged_piece};
-use super::merge::{bands_of, next_run_id, pending, BlockWriter};
+use super::merge::{after, bands_of, merged_piece, next_run_id, pending, BlockWriter};
 use super::{
     dead_ids, policy, read_list, DEAD_IDS, RUNS, RUN_BLOCKS, RUN_BUILDING, RUN_GARBAGE, RUN_MERGES,
 };
@@ -443,8 +442,8 @@ mod tests {
     /// A bucket larger than a step is split between steps by id: no step
     /// reads more than four steps' worth from each input (before, a step
     /// read a whole bucket, millions of postings for a text stored
-    /// millions of times),
-    /// and a merge cut off inside the bucket resumes and loses nothing.
+    /// millions of times), and a merge cut off inside the bucket resumes
+    /// and loses nothing.
     #[test]
     fn a_bucket_larger_than_a_step_is_split_between_steps() {
         let db = four_runs_of_one_bucket();

@@ -123,8 +123,9 @@ fn pass_one(
 
 /// Why record `id` with `text` is rejected rather than loaded: an id too
 /// long to store (as with `--db`), or to store with its place
-/// ([`stored_key`]), or a text above the document limit. The same answer in both passes, so pass 1 keeps no
-/// list of them, however many there are.
+/// ([`stored_key`]), or a text above the document limit. The same answer
+/// in both passes, so pass 1 keeps no list of them, however many there
+/// are.
 fn refused(id: &str, text: &str) -> Option<String> {
     let max = lshdb::MAX_KEY_BYTES - PLACE_DIGITS;
     if id.len() > lshdb::MAX_KEY_BYTES {
@@ -142,12 +143,14 @@ fn refused(id: &str, text: &str) -> Option<String> {
             lshdb::MAX_KEY_BYTES
         ));
     }
-    let too_large = lshdb::Error::DocumentTooLarge {
-        key: id.to_owned(),
-        len: text.len(),
-        max: lshdb::MAX_DOCUMENT_BYTES,
-    };
-    (text.len() > lshdb::MAX_DOCUMENT_BYTES).then(|| refusal(&too_large).unwrap_or_default())
+    (text.len() > lshdb::MAX_DOCUMENT_BYTES).then(|| {
+        let too_large = lshdb::Error::DocumentTooLarge {
+            key: id.to_owned(),
+            len: text.len(),
+            max: lshdb::MAX_DOCUMENT_BYTES,
+        };
+        refusal(&too_large).unwrap_or_else(|| too_large.to_string())
+    })
 }
 
 /// Whether `key` is seen for the first time in this pass.

@@ -344,7 +344,8 @@ impl Loader<'_> {
             .max_rejected(self.batch.max(1));
         let result = self.db.insert_bulk(records, &options, |r| {
             let new = (r.rejected_count - committed.rejected) as usize;
-            for (key, err) in &r.rejected[r.rejected.len() - new..] {
+            // At most a commit's worth: `max_rejected` is the batch.
+            for (key, err) in &r.rejected[r.rejected.len().saturating_sub(new)..] {
                 rejections.add(key, err);
             }
             committed = Committed {
