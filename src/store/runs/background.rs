@@ -11,8 +11,10 @@
 //! [`TXN_POSTINGS`] postings per transaction, however they fall into
 //! buckets: a bucket of millions of postings (one text stored millions of
 //! times) is split between steps by document id, so a step's memory is
-//! bounded by the step, not by the largest bucket. The
-//! output is not in [`RUNS`], so readers and look-ups never see it.
+//! bounded by the step, not by the largest bucket. A step's two halves
+//! can be apart: a [`StepReader`] reads steps ahead, outside any write
+//! transaction, and [`Job::write`] writes each in its own. The output is
+//! not in [`RUNS`], so readers and look-ups never see it.
 //! [`Job::publish`] swaps it in, in one transaction: the inputs leave
 //! [`RUNS`] for [`RUN_GARBAGE`], the output enters it. A query sees the
 //! inputs or the output, never both or neither. [`collect_garbage`] then
@@ -43,6 +45,7 @@ use super::{
 use crate::{Error, Result};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Postings a background merge writes per transaction, about: 1 MiB of
 /// blocks, a few milliseconds, so that a write waiting for the lock waits
@@ -56,17 +59,39 @@ pub const DELETE_ROWS: usize = 8192;
 pub struct Job {
     output: u32,
     inputs: Vec<(u32, u64)>,
-    dead: HashSet<u64>,
+    dead: Arc<HashSet<u64>>,
     /// The inputs were every run when the merge began.
     all: bool,
     bands: Vec<u32>,
     slices: u64,
-    /// Where the next step starts: (index into `bands`, slice of the key
-    /// space, the posting to go on from in it, `None` at its start).
-    at: (usize, u64, Option<(u64, u64)>),
+    /// Where the next step to write starts.
+    at: At,
     blocks: BlockWriter,
     filter: FilterWriter,
     count: u64,
+}
+
+/// A place in a merge's inputs: (index into the bands, slice of the key
+/// space, the posting to go on from in it, `None` at its start).
+type At = (usize, u64, Option<(u64, u64)>);
+
+/// The reading side of a [`Job`]: reads its next steps from read snapshots
+/// (the inputs never change), so that a merger can read one step on a
+/// thread of its own while the job writes the last one, and hold the write
+/// lock only to write.
+pub struct StepReader {
+    inputs: Vec<(u32, u64)>,
+    dead: Arc<HashSet<u64>>,
+    bands: Vec<u32>,
+    slices: u64,
+    at: At,
+}
+
+/// The postings of one step, merged, for [`Job::write`].
+pub struct Step {
+    pieces: Vec<Piece>,
+    /// Where the step after it starts.
+    next: At,
 }
 
 /// A piece of a step: the next entries of one band, and whether they end
@@ -218,69 +243,12 @@ pub fn begin(db: &redb::Database) -> Result<Option<Job>> {
     Ok(Some(job))
 }
 
-impl Job {
-    /// The job of merging `inputs` into run `output`, from the start.
-    fn new(
-        txn: &redb::WriteTransaction,
-        output: u32,
-        inputs: Vec<(u32, u64)>,
-        dead: HashSet<u64>,
-        all: bool,
-    ) -> Result<Self> {
-        let total: u64 = inputs.iter().map(|r| r.1).sum();
-        let bands = bands_of(&txn.open_table(RUN_BLOCKS)?, &inputs)?;
-        let per_band = total / u64::from(bands.len().max(1) as u32);
-        Ok(Job {
-            output,
-            all,
-            dead,
-            inputs,
-            bands,
-            slices: (per_band / TXN_POSTINGS).clamp(1, 1 << 16),
-            at: (0, 0, None),
-            blocks: BlockWriter::new(output),
-            filter: FilterWriter::new(output, per_band),
-            count: 0,
-        })
-    }
-
-    /// Reads the next slices (about [`TXN_POSTINGS`] postings) from a read
-    /// snapshot and writes them to the output in one transaction, with the
-    /// progress; true when every slice is written.
-    pub fn step(&mut self, db: &redb::Database) -> Result<bool> {
-        let pieces = self.read_pieces(db)?;
-        let txn = db.begin_write()?;
-        {
-            self.check_recorded(&txn.open_table(RUN_MERGES)?)?;
-            let mut blocks = txn.open_table(RUN_BLOCKS)?;
-            let mut filters = txn.open_table(RUN_FILTERS)?;
-            let mut progress = None;
-            for piece in pieces {
-                self.count += piece.entries.len() as u64;
-                self.blocks
-                    .push_band(&mut blocks, piece.band, &piece.entries)?;
-                for &(key, _) in &piece.entries {
-                    self.filter.add(&mut filters, piece.band, key)?;
-                }
-                if piece.ends_band {
-                    // The band is whole, its filter rows too: a resumed
-                    // merge starts after it.
-                    self.filter.flush(&mut filters)?;
-                    progress = Some((piece.index as u32 + 1, self.count));
-                }
-            }
-            if let Some(done) = progress {
-                txn.open_table(RUN_BUILDING)?.insert(self.output, done)?;
-            }
-        }
-        txn.commit()?;
-        Ok(self.at.0 >= self.bands.len())
-    }
-
+impl StepReader {
     /// The next postings, about [`TXN_POSTINGS`], merged: the next slices
     /// of the key space, and a slice that a large bucket makes larger than
-    /// a step a piece at a time (`merge::merged_piece`).
-    fn read_pieces(&mut self, db: &redb::Database) -> Result<Vec<Piece>> {
+    /// a step a piece at a time (`merge::merged_piece`). Empty once every
+    /// slice is read.
+    pub fn read(&mut self, db: &redb::Database) -> Result<Step> {
         let txn = db.begin_read()?;
         let blocks = txn.open_table(RUN_BLOCKS)?;
         let width = u64::MAX / self.slices;
@@ -288,7 +256,7 @@ impl Job {
         // than four is a large bucket, read a piece at a time.
         let cap = 4 * TXN_POSTINGS as usize;
         let (mut pieces, mut read) = (Vec::new(), 0);
-        while read < TXN_POSTINGS && self.at.0 < self.bands.len() {
+        while read < TXN_POSTINGS && !self.is_done() {
             let (band, s) = (self.bands[self.at.0], self.at.1);
             let hi = (s + 1 < self.slices).then(|| (s + 1) * width);
             let start = self.at.2.unwrap_or((s * width, 0));
@@ -309,7 +277,99 @@ impl Job {
                 (None, false) => (self.at.0, s + 1, None),
             };
         }
-        Ok(pieces)
+        Ok(Step {
+            pieces,
+            next: self.at,
+        })
+    }
+
+    /// Whether every slice is read.
+    pub fn is_done(&self) -> bool {
+        self.at.0 >= self.bands.len()
+    }
+}
+
+impl Job {
+    /// The job of merging `inputs` into run `output`, from the start.
+    fn new(
+        txn: &redb::WriteTransaction,
+        output: u32,
+        inputs: Vec<(u32, u64)>,
+        dead: HashSet<u64>,
+        all: bool,
+    ) -> Result<Self> {
+        let total: u64 = inputs.iter().map(|r| r.1).sum();
+        let bands = bands_of(&txn.open_table(RUN_BLOCKS)?, &inputs)?;
+        let per_band = total / u64::from(bands.len().max(1) as u32);
+        Ok(Job {
+            output,
+            all,
+            dead: Arc::new(dead),
+            inputs,
+            bands,
+            slices: (per_band / TXN_POSTINGS).clamp(1, 1 << 16),
+            at: (0, 0, None),
+            blocks: BlockWriter::new(output),
+            filter: FilterWriter::new(output, per_band),
+            count: 0,
+        })
+    }
+
+    /// Reads the next slices (about [`TXN_POSTINGS`] postings) from a read
+    /// snapshot and writes them to the output in one transaction, with the
+    /// progress; true when every slice is written.
+    pub fn step(&mut self, db: &redb::Database) -> Result<bool> {
+        let step = self.reader().read(db)?;
+        self.write(db, step)
+    }
+
+    /// A reader of the steps from where the job is.
+    pub fn reader(&self) -> StepReader {
+        StepReader {
+            inputs: self.inputs.clone(),
+            dead: Arc::clone(&self.dead),
+            bands: self.bands.clone(),
+            slices: self.slices,
+            at: self.at,
+        }
+    }
+
+    /// Whether every slice is written.
+    pub fn is_built(&self) -> bool {
+        self.at.0 >= self.bands.len()
+    }
+
+    /// Writes `step` (the next one, read by [`StepReader::read`]) to the
+    /// output in one transaction, with the progress; true when every slice
+    /// is written.
+    pub fn write(&mut self, db: &redb::Database, step: Step) -> Result<bool> {
+        let txn = db.begin_write()?;
+        {
+            self.check_recorded(&txn.open_table(RUN_MERGES)?)?;
+            let mut blocks = txn.open_table(RUN_BLOCKS)?;
+            let mut filters = txn.open_table(RUN_FILTERS)?;
+            let mut progress = None;
+            for piece in step.pieces {
+                self.count += piece.entries.len() as u64;
+                self.blocks
+                    .push_band(&mut blocks, piece.band, &piece.entries)?;
+                for &(key, _) in &piece.entries {
+                    self.filter.add(&mut filters, piece.band, key)?;
+                }
+                if piece.ends_band {
+                    // The band is whole, its filter rows too: a resumed
+                    // merge starts after it.
+                    self.filter.flush(&mut filters)?;
+                    progress = Some((piece.index as u32 + 1, self.count));
+                }
+            }
+            if let Some(done) = progress {
+                txn.open_table(RUN_BUILDING)?.insert(self.output, done)?;
+            }
+        }
+        txn.commit()?;
+        self.at = step.next;
+        Ok(self.is_built())
     }
 
     /// Swaps the output in for the inputs, in one transaction (see the
@@ -343,7 +403,7 @@ impl Job {
             }
             if self.all {
                 let mut dead = txn.open_table(DEAD_IDS)?;
-                for &id in &self.dead {
+                for &id in self.dead.iter() {
                     dead.remove(id)?;
                 }
             }
@@ -449,10 +509,11 @@ mod tests {
         let db = four_runs_of_one_bucket();
         let (_, before) = listed(&db);
         assert_eq!(before.len(), 1_600_000);
-        let mut job = begin(&db).unwrap().expect("four runs of a level are due");
+        let job = begin(&db).unwrap().expect("four runs of a level are due");
+        let mut reader = job.reader();
         let mut steps = 0;
         loop {
-            let pieces = job.read_pieces(&db).unwrap();
+            let pieces = reader.read(&db).unwrap().pieces;
             let read: usize = pieces.iter().map(|p| p.entries.len()).sum();
             // Each input gives four steps' worth at most (and a block).
             assert!(
@@ -472,6 +533,38 @@ mod tests {
         drop(job);
         let mut job = resume(&db).unwrap().expect("a merge under way");
         while !job.step(&db).unwrap() {}
+        job.publish(&db).unwrap();
+        let (ids, after) = listed(&db);
+        assert_eq!(ids, vec![5]);
+        assert_eq!(after, before);
+    }
+
+    /// Steps read ahead of their writes (the merger reads the next step
+    /// while it writes one) make the same run as steps read and written
+    /// in turn, and a merge cut off with steps read but not written
+    /// resumes from what was written.
+    #[test]
+    fn steps_read_ahead_of_their_writes_make_the_same_run() {
+        let db = four_runs_of_one_bucket();
+        let (_, before) = listed(&db);
+        let mut job = begin(&db).unwrap().expect("four runs of a level are due");
+        let mut reader = job.reader();
+        let mut steps = Vec::new();
+        while !reader.is_done() {
+            steps.push(reader.read(&db).unwrap());
+        }
+        assert!(steps.len() >= 2, "{} steps", steps.len());
+        let mut steps = steps.into_iter();
+        assert!(!job.write(&db, steps.next().unwrap()).unwrap());
+        drop(job); // cut off: the other steps were read, never written
+        let mut job = resume(&db).unwrap().expect("a merge under way");
+        let mut reader = job.reader();
+        let mut built = false;
+        while !reader.is_done() {
+            let step = reader.read(&db).unwrap();
+            built = job.write(&db, step).unwrap();
+        }
+        assert!(built && job.is_built());
         job.publish(&db).unwrap();
         let (ids, after) = listed(&db);
         assert_eq!(ids, vec![5]);
