@@ -56,8 +56,8 @@ pub use config::{Config, Representative, Settings, MAX_SIMHASH_DISTANCE};
 pub use db::{
     AsDocument, Batch, Builder, BulkOptions, BulkReport, CheckReport, ClusterInfo, Clusters,
     ContainmentQuery, Database, DeepStats, DocumentBuf, DocumentCluster, DocumentClusters,
-    Durability, ExpireReport, ExportedDocument, Members, Prioritised, Query, SkippedDocument,
-    Stats, StoredDocument, Timestamped, Unique, UniqueReport, DEFAULT_BATCH,
+    DuplicateOf, Durability, ExpireReport, ExportedDocument, Members, Prioritised, Query,
+    SkippedDocument, Stats, StoredDocument, Timestamped, Unique, UniqueReport, DEFAULT_BATCH,
     DEFAULT_LOAD_FILTER_BYTES, DEFAULT_LOOK_UP_BYTES, DEFAULT_MAX_CHUNK_BYTES,
     DEFAULT_MAX_HELD_BYTES, EXPIRE_BATCH, MAX_LABEL_BYTES,
 };

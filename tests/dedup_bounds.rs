@@ -2,9 +2,12 @@
 //! database (whose look-ups skip the file through the load's filter), a
 //! memory bound that makes the load commit (or spill) early, and the
 //! hot-bucket policy (with hundreds of candidates, the first verified
-//! near-duplicate answers) all decide as one `insert_unique` per document.
+//! near-duplicate answers) all decide as one `insert_unique` per document;
+//! with `DuplicateOf::Best` they also name the same near-duplicate, and
+//! with `DuplicateOf::First` (the default) a verified one, never more
+//! similar than the best.
 
-use lshdb::{BulkOptions, Config, Database, Unique};
+use lshdb::{BulkOptions, Config, Database, DuplicateOf, Unique};
 
 /// Families of edited copies (two words of 25 changed), interleaved, and a
 /// repeated key (a one-by-one chunk).
@@ -60,8 +63,9 @@ fn a_load_into_an_empty_database_decides_as_one_call_per_document() {
     assert!(inserted > 71 && inserted < 400, "{inserted}");
     // Commits every 10 accepted documents: most look-ups read a snapshot
     // the load wrote; then a memory bound of a few documents.
-    let small = BulkOptions::default().batch(10);
-    let tight = BulkOptions::default().max_held_bytes(20_000);
+    let best = BulkOptions::default().duplicate_of(DuplicateOf::Best);
+    let small = best.clone().batch(10);
+    let tight = best.max_held_bytes(20_000);
     for (name, options) in [("batch", small), ("memory", tight.clone())] {
         let db = create(&format!("{name}.lshdb"));
         let (decided, commits) = bulk(&db, &docs, &options);
@@ -74,6 +78,50 @@ fn a_load_into_an_empty_database_decides_as_one_call_per_document() {
     let (decided, commits) = bulk(&db, &docs, &tight.scratch(true));
     assert_eq!(singly, decided);
     assert!(commits > 3, "{commits} commits");
+}
+
+/// The default, `DuplicateOf::First`, keeps and drops what `Best` does; a
+/// dropped document names a kept one at its exact similarity, at the
+/// threshold or above and never above the best one's; and on these
+/// families it names a less similar one for some.
+#[test]
+fn the_first_near_duplicate_found_decides_as_the_best() {
+    let docs = corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let create =
+        |name: &str| Database::create(dir.path().join(name), Config::jaccard(0.7)).unwrap();
+    let best = BulkOptions::default().duplicate_of(DuplicateOf::Best);
+    let (best, _) = bulk(&create("best.lshdb"), &docs, &best.batch(10));
+    for options in [BulkOptions::default(), BulkOptions::default().batch(10)] {
+        assert_eq!(options.duplicate_of, DuplicateOf::First);
+        let db = create(&format!("first-{}.lshdb", options.batch));
+        let (first, _) = bulk(&db, &docs, &options);
+        let mut less_similar = 0;
+        for (i, (f, b)) in first.iter().zip(&best).enumerate() {
+            let (Some((f_key, f_sim)), Some((_, b_sim))) = (f.split_once(' '), b.split_once(' '))
+            else {
+                assert_eq!(f, b, "document {i}: the same decision");
+                continue;
+            };
+            let (f_sim, b_sim): (f64, f64) = (f_sim.parse().unwrap(), b_sim.parse().unwrap());
+            assert!(
+                (0.7..=b_sim).contains(&f_sim),
+                "document {i}: {f} against {b}"
+            );
+            less_similar += usize::from(f_sim < b_sim);
+            // The one named is kept, at that exact similarity.
+            let text = docs[i].1.as_str();
+            let hits = db.query(text).threshold(0.7).max_bucket(usize::MAX);
+            let hits = hits.run().unwrap().hits;
+            let named = hits.iter().find(|h| h.key == f_key);
+            assert_eq!(
+                named.map(|h| h.similarity),
+                Some(f_sim),
+                "document {i}: {f}"
+            );
+        }
+        assert!(less_similar > 0, "no document named a less similar one");
+    }
 }
 
 #[test]

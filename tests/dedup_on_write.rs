@@ -7,7 +7,7 @@ mod common;
 
 use lshdb::shingle::{ShingleConfig, Shingler};
 use lshdb::sketch::measures::jaccard;
-use lshdb::{Config, Database, Unique};
+use lshdb::{Config, Database, DuplicateOf, Unique};
 
 const BASE: &str = "the committee approved the new budget for the city library after a long \
                     debate about opening hours staff salaries and the renovation of the old \
@@ -244,6 +244,16 @@ fn outcome(r: lshdb::Result<Unique>) -> String {
     }
 }
 
+/// What an [`outcome`] was: inserted, a duplicate (of whichever
+/// document), or an error.
+fn kind(outcome: &str) -> &str {
+    match outcome {
+        "inserted" => "inserted",
+        s if s.starts_with("error") => s,
+        _ => "duplicate",
+    }
+}
+
 /// `n` documents of 61 interleaved families of edited copies (one or two
 /// words of 25 changed).
 fn edited_families(n: usize) -> Vec<(String, String)> {
@@ -277,7 +287,8 @@ fn a_load_into_an_empty_file_decides_the_same_when_its_filter_outgrows_its_memor
         let db = Database::create(path, Config::jaccard(0.7)).unwrap();
         let options = lshdb::BulkOptions::default()
             .batch(40)
-            .load_filter_bytes(filter_bytes);
+            .load_filter_bytes(filter_bytes)
+            .duplicate_of(DuplicateOf::Best);
         let mut decided = Vec::new();
         let chunks = docs.chunks(25).map(|part| part.to_vec());
         db.insert_unique_bulk(chunks, 0.7, &options, |outcomes| {
@@ -338,7 +349,8 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
         };
         let options = lshdb::BulkOptions::default()
             .batch(batch)
-            .look_up_bytes(look_up);
+            .look_up_bytes(look_up)
+            .duplicate_of(DuplicateOf::Best);
         // Now and then an empty chunk, as a stream gives when its input
         // waits: decided at once, as nothing.
         let chunks = docs.chunks(chunk).enumerate().flat_map(|(i, part)| {
@@ -389,13 +401,17 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
         }
         // A scratch load decides the same, holding the accepted documents
         // in memory and writing them only when they outgrow it (here, with
-        // small bounds, every few hundred shingles).
-        for bytes in [usize::MAX / 4, 1000] {
-            let scratch = open(&format!("scratch-{bytes}.lshdb"));
+        // small bounds, every few hundred shingles); naming the first
+        // near-duplicate found, it keeps and drops the same documents.
+        let cases =
+            [usize::MAX / 4, 1000].map(|b| [(b, DuplicateOf::Best), (b, DuplicateOf::First)]);
+        for (bytes, which) in cases.into_iter().flatten() {
+            let scratch = open(&format!("scratch-{bytes}-{which:?}.lshdb"));
             let options = lshdb::BulkOptions::default()
                 .batch(batch)
                 .max_chunk_bytes(bytes)
-                .scratch(true);
+                .scratch(true)
+                .duplicate_of(which);
             let mut decided_scratch = Vec::new();
             let chunks = docs.chunks(chunk).map(|part| part.to_vec());
             scratch
@@ -404,6 +420,17 @@ fn insert_unique_bulk_decides_as_insert_unique_many_chunk_after_chunk() {
                     true
                 })
                 .unwrap();
+            if which == DuplicateOf::First {
+                let kinds =
+                    |all: &[String]| all.iter().map(|s| kind(s).to_owned()).collect::<Vec<_>>();
+                let first = kinds(&decided_scratch);
+                assert_eq!(
+                    kinds(&singly),
+                    first,
+                    "first, chunks of {chunk}, {bytes} bytes"
+                );
+                continue;
+            }
             assert_eq!(
                 singly, decided_scratch,
                 "scratch, chunks of {chunk}, {bytes} bytes"

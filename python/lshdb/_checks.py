@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Mapping
-from typing import NoReturn, Optional
+from typing import NoReturn, Optional, Tuple
 
 import numpy as np
 
@@ -153,6 +153,20 @@ def open_config(*values: object) -> None:
     for name, value in (("store_text", store_text), ("containment", containment)):
         if value is not None:
             flag("open", name, value)
+
+
+#: What ``insert_unique_many(duplicate_of=)`` takes: the first
+#: near-duplicate found, or the most similar (``lshdb dedup --duplicate-of``).
+DUPLICATE_OF = ("first", "best")
+
+
+def choice(func: str, name: str, value: object, choices: Tuple[str, ...]) -> None:
+    """A string among ``choices``: InvalidType for another type,
+    InvalidInput for another string."""
+    want = " or ".join(repr(c) for c in choices)
+    string(func, name, value)
+    if value not in choices:
+        raise InvalidInput(f"{func}(): argument `{name}` must be {want}, got {value!r}")
 
 
 #: The representative policies clusters take (``docs/clusters.md``).

@@ -96,6 +96,7 @@ class Writes(Handle):
         threshold: Optional[float] = None,
         batch: Optional[int] = None,
         memory: Optional[int] = None,
+        duplicate_of: str = "first",
     ) -> UniqueResult:
         """Dedup on write of many documents at once, in order: each is
         stored unless a document stored before, or one accepted earlier in
@@ -110,6 +111,11 @@ class Writes(Handle):
         empty when the call began, up to a quarter for its filter of what
         it wrote (dropped, with no change to the decisions, when outgrown),
         as ``lshdb dedup --memory`` (default: 256 MiB, 96 MiB and 256 MiB).
+        ``duplicate_of`` says which stored or accepted document a duplicate
+        names: ``"first"`` (the first near-duplicate found, which ends its
+        look-up: the fastest) or ``"best"`` (the most similar, as
+        :meth:`insert_unique` names it; every candidate is verified). The
+        same documents are inserted either way.
 
         ``keys`` is a column of keys (str, or int); ``texts=`` an equally
         long column of texts (as :meth:`insert_many` takes them), or
@@ -121,6 +127,7 @@ class Writes(Handle):
         _c.real("insert_unique_many", "threshold", threshold, True)
         _c.count("insert_unique_many", "batch", batch, True)
         _c.count("insert_unique_many", "memory", memory, True)
+        _c.choice("insert_unique_many", "duplicate_of", duplicate_of, _c.DUPLICATE_OF)
         if (texts is None) == (items is None):
             raise InvalidInput("insert_unique_many: give texts= or items=, not both")
         key_list = _keys.as_list(keys, _c.what("insert_unique_many", "keys"))
@@ -133,6 +140,7 @@ class Writes(Handle):
             threshold=t,
             batch=batch,
             memory=memory,
+            duplicate_of=duplicate_of,
         )
         if len(raw) != len(key_list):
             raise InvalidInput(f"insert_unique_many: {len(key_list)} keys but {len(raw)} documents")

@@ -98,7 +98,7 @@ def test_insert_unique_many_decides_as_insert_unique_one_by_one(path: Path, tmp_
     with lshdb.Database.create(path, 0.5) as bulk, lshdb.Database.create(tmp_path / "one.lshdb", 0.5) as one:
         bulk.insert("seed", texts[0])
         one.insert("seed", texts[0])
-        result = bulk.insert_unique_many(keys, texts, threshold=0.6, batch=7)
+        result = bulk.insert_unique_many(keys, texts, threshold=0.6, batch=7, duplicate_of="best")
         assert isinstance(result, lshdb.UniqueResult)
         expected_inserted: List[str] = []
         for key, text in docs:
@@ -128,10 +128,10 @@ def test_insert_unique_many_decides_the_same_within_a_tiny_memory(path: Path, tm
         texts += [base, base + " extra", f"{base} {words[g % 2000]} more"]
     keys = [f"k{i}" for i in range(len(texts))]
     with lshdb.Database.create(path, 0.5) as roomy, lshdb.Database.create(tmp_path / "tiny.lshdb", 0.5) as tiny:
-        wide = roomy.insert_unique_many(keys, texts, threshold=0.6)
+        wide = roomy.insert_unique_many(keys, texts, threshold=0.6, duplicate_of="best")
         # 4 KiB: a kilobyte for held documents (a commit after every
         # chunk) and one for the look-up caches (every probe reads the file).
-        narrow = tiny.insert_unique_many(keys, texts, threshold=0.6, memory=4096)
+        narrow = tiny.insert_unique_many(keys, texts, threshold=0.6, memory=4096, duplicate_of="best")
         assert len(wide.inserted) > 2000 and len(wide.duplicates) > 2000
         assert narrow.commits >= 3 > wide.commits
         assert narrow.inserted == wide.inserted
@@ -139,6 +139,39 @@ def test_insert_unique_many_decides_the_same_within_a_tiny_memory(path: Path, tm
         for bad in (-1, 1.5, True, "1G"):
             with pytest.raises(lshdb.InvalidInput, match="memory"):
                 tiny.insert_unique_many(["z"], ["some text here"], memory=bad)  # type: ignore[arg-type]
+
+
+def test_insert_unique_many_names_the_first_near_duplicate_found_by_default(path: Path, tmp_path: Path) -> None:
+    # Triples: `a` and `b` extend a base text by four and by two words (not
+    # near-duplicates of each other), then the base itself, near both and
+    # nearer to `b`.
+    rng = random.Random(11)
+    words = [f"w{i}" for i in range(3000)]
+    docs = []
+    for g in range(200):
+        base = " ".join(rng.choice(words) for _ in range(20))
+        docs.append((f"a{g}", f"{base} {' '.join(rng.choice(words) for _ in range(4))}"))
+        docs.append((f"b{g}", f"{base} {' '.join(rng.choice(words) for _ in range(2))}"))
+        docs.append((f"q{g}", base))
+    keys = [k for k, _ in docs]
+    texts = [t for _, t in docs]
+    with lshdb.Database.create(path, 0.8) as a, lshdb.Database.create(tmp_path / "best.lshdb", 0.8) as b:
+        first = a.insert_unique_many(keys, texts, batch=50)
+        best = b.insert_unique_many(keys, texts, batch=50, duplicate_of="best")
+        assert first.inserted == best.inserted and sorted(first.duplicates) == sorted(best.duplicates)
+        assert len(first.duplicates) > 150
+        kept = set(first.inserted)
+        text = dict(docs)
+        less = 0
+        for key, hit in first.duplicates.items():
+            assert hit.key in kept and 0.8 <= hit.similarity <= best.duplicates[key].similarity
+            named = [h for h in a.query(text[key], max_bucket=10**9) if h.key == hit.key]
+            assert named == [hit]  # its exact similarity
+            less += hit.similarity < best.duplicates[key].similarity
+        assert less > 0  # not the best every time: the option does something
+        for bad, error in (("most", lshdb.InvalidInput), ("", lshdb.InvalidInput), (None, lshdb.InvalidType), (1, lshdb.InvalidType)):
+            with pytest.raises(error, match="duplicate_of"):
+                a.insert_unique_many(["z"], ["some text here"], duplicate_of=bad)  # type: ignore[arg-type]
 
 
 def test_insert_unique_many_takes_item_sets_and_columns(db: lshdb.Database) -> None:

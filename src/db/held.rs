@@ -4,6 +4,7 @@
 
 use crate::pipeline::{Pipeline, Prepared};
 use crate::query::plan;
+use crate::query::verify::verify_in_memory;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -83,13 +84,16 @@ impl Held {
     /// The best held near-duplicate of `doc` (position, similarity):
     /// highest similarity, then lowest rank; verified as the plan verifies.
     /// With more than [`plan::FIRST_OVER`] candidates, the first verified
-    /// one, as the planner's hot-bucket policy.
+    /// one, as the planner's hot-bucket policy; with `first`, the first
+    /// verified in the order they were accepted
+    /// ([`crate::DuplicateOf::First`]).
     pub fn best(
         &self,
         pipeline: &Pipeline,
         doc: &Prepared,
         threshold: f64,
         prune: bool,
+        first: bool,
     ) -> Option<(usize, f64)> {
         let bands = doc.band_keys.len();
         let mut candidates = Vec::new();
@@ -106,8 +110,14 @@ impl Held {
             let other = &self.docs[i].0;
             let ours = (doc.set.as_slice(), doc.signature.as_slice());
             let theirs = (other.set.as_slice(), other.signature.as_slice());
-            plan::verify_in_memory(pipeline, ours, theirs, threshold, prune)
+            verify_in_memory(pipeline, ours, theirs, threshold, prune)
         };
+        if first {
+            candidates.dedup();
+            return candidates
+                .into_iter()
+                .find_map(|i| verify(i).map(|s| (i, s)));
+        }
         let mut counted = plan::count_sorted(candidates);
         if counted.len() > plan::FIRST_OVER {
             // Hot buckets: the first verified, most shared bands first

@@ -13,6 +13,7 @@
 
 mod batch;
 mod bulk;
+mod bulk_options;
 mod clusters;
 mod containment;
 mod durability;
@@ -38,9 +39,10 @@ mod upgrade;
 mod writer;
 
 pub use batch::Batch;
-pub use bulk::{
-    AsDocument, BulkOptions, BulkReport, DocumentBuf, DEFAULT_BATCH, DEFAULT_LOAD_FILTER_BYTES,
-    DEFAULT_LOOK_UP_BYTES, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_HELD_BYTES,
+pub use bulk::{AsDocument, BulkReport, DocumentBuf};
+pub use bulk_options::{
+    BulkOptions, DuplicateOf, DEFAULT_BATCH, DEFAULT_LOAD_FILTER_BYTES, DEFAULT_LOOK_UP_BYTES,
+    DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_HELD_BYTES,
 };
 pub use clusters::priority::Prioritised;
 pub use clusters::{ClusterInfo, Clusters, DocumentCluster, DocumentClusters, Members};

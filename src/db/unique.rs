@@ -5,7 +5,8 @@
 //! written, the next one is prepared and looked up in the last committed
 //! snapshot on the other cores.
 
-use super::bulk::{pipeline, AsDocument, BulkOptions};
+use super::bulk::{pipeline, AsDocument};
+use super::bulk_options::{BulkOptions, DuplicateOf};
 use super::held::Held;
 use super::load_filter::LoadFilter;
 use super::writer::Writer;
@@ -126,7 +127,8 @@ impl Database {
     {
         crate::config::check_threshold("threshold", threshold)?;
         self.check_poisoned()?;
-        let plan = PlanOptions::dedup(threshold);
+        let first = options.duplicate_of == DuplicateOf::First;
+        let plan = PlanOptions::dedup(threshold, first);
         // The write transaction first: no other commit can come between it
         // and the snapshot.
         let (txn, snapshot, next_id) = crate::guard::guard(|| {
@@ -372,6 +374,7 @@ impl Writing<'_> {
         }
         let pipeline = self.db.pipeline();
         let (threshold, prune) = (self.plan.threshold, self.plan.prune);
+        let first = self.plan.first_found;
         let start = self.held.len();
         let mut out = Vec::with_capacity(looked.docs.len());
         for doc in looked.docs {
@@ -382,10 +385,19 @@ impl Writing<'_> {
                     continue;
                 }
             };
-            // The best held one: highest similarity, then lowest rank.
+            // `DuplicateOf::First`: a stored one found ends the search.
+            if let (true, Some(hit)) = (first, &found.best) {
+                out.push(Ok(Unique::Duplicate(hit.clone())));
+                continue;
+            }
+            // The best held one: highest similarity, then lowest rank (or
+            // the first found, oldest first).
             let mut held: Option<(f64, u64, &str)> = None;
             for h in self.older.iter().map(|(_, h)| h).chain([&self.held]) {
-                if let Some((i, s)) = h.best(pipeline, &doc, threshold, prune) {
+                if first && held.is_some() {
+                    break;
+                }
+                if let Some((i, s)) = h.best(pipeline, &doc, threshold, prune, first) {
                     let (other, rank) = h.get(i);
                     if held.is_none_or(|(b, r, _)| s > b || (s == b && *rank < r)) {
                         held = Some((s, *rank, &other.key));

@@ -390,7 +390,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         let own_id = self.tables.id_of(&doc.key)?;
         let options = PlanOptions {
             exclude: own_id,
-            ..PlanOptions::dedup(threshold)
+            ..PlanOptions::dedup(threshold, false)
         };
         let planned = plan::run(&self.tables, self.pipeline, &sketch, &options)?;
         if let Some(hit) = plan::resolve(&self.tables, planned.hits)?
@@ -408,7 +408,7 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// (a map of their band keys) and written as one run at the end, not
     /// posting by posting. Decisions are those of one call per document:
     /// the stored side is the same plan, the held side is verified as
-    /// the plan verifies (`plan::verify_in_memory`), and ties go to the
+    /// the plan verifies (`query::verify::verify_in_memory`), and ties go to the
     /// lower id, i.e. to stored documents, then to earlier ones. A
     /// document whose key is stored or held goes the one-by-one way,
     /// after the held documents are written. Only in buckets above
@@ -419,7 +419,7 @@ impl<'t, 'p> Writer<'t, 'p> {
         docs: Vec<Result<Prepared>>,
         threshold: f64,
     ) -> Result<Vec<Result<Unique>>> {
-        let options = PlanOptions::dedup(threshold);
+        let options = PlanOptions::dedup(threshold, false);
         let mut held = Held::default();
         let mut out = Vec::with_capacity(docs.len());
         for doc in docs {
@@ -445,7 +445,7 @@ impl<'t, 'p> Writer<'t, 'p> {
                 .hits
                 .first()
                 .copied();
-            let best = held.best(self.pipeline, &doc, threshold, options.prune);
+            let best = held.best(self.pipeline, &doc, threshold, options.prune, false);
             // Ties go to the lower id: stored documents come before held ones.
             let stored = stored.filter(|&(_, s)| best.is_none_or(|(_, b)| s >= b));
             if let Some((id, s)) = stored {

@@ -12,6 +12,7 @@ mod serial;
 pub(crate) mod shared;
 pub(crate) mod simhash;
 pub(crate) mod topk;
+pub(crate) mod verify;
 mod warning;
 
 pub use containment::{ClassProbe, ContainmentExplain, ContainmentHit, ContainmentResult};

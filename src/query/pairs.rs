@@ -13,8 +13,9 @@
 //! documents that appear in some pair, not the index.
 
 use crate::pipeline::Pipeline;
-use crate::query::plan::{verify, Explain};
+use crate::query::plan::Explain;
 use crate::query::shared::{Classes, Shared};
+use crate::query::verify::verify;
 use crate::store::cache::{CachedReader, RecordCache};
 use crate::store::tables::{ReadTables, Reader};
 use crate::store::walk::Walker;

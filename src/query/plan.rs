@@ -20,13 +20,13 @@
 //! more than four standard deviations below the threshold are pruned too —
 //! a true hit is lost that way with probability below 10⁻⁴.
 
+use super::verify::verify;
 use crate::pipeline::{Pipeline, Sketch};
 use crate::query::{Hit, Warning};
-use crate::sketch::measures::jaccard_at_least;
-use crate::sketch::minhash::agreements;
 use crate::store::probe::Probe;
 use crate::store::tables::{Postings, Reader};
 use crate::Result;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Default cap on postings read from one bucket.
@@ -59,6 +59,13 @@ pub struct PlanOptions {
     /// 63 always): a caller that knows a bucket is empty skips it.
     /// Default: all.
     pub bands: u64,
+    /// Stop at the first candidate at the threshold (dedup-on-write's
+    /// [`crate::DuplicateOf::First`]): bands in order, each band's new
+    /// candidates in id order, verified as they come, so that a document
+    /// with a near-duplicate reads the buckets up to the one that holds it
+    /// and verifies little more. The answer exists exactly when the
+    /// exhaustive plan's does. Ignored by top-k.
+    pub first_found: bool,
 }
 
 /// Dedup-on-write's [`PlanOptions::first_over`]: verifying more
@@ -68,12 +75,14 @@ pub const FIRST_OVER: usize = 256;
 
 impl PlanOptions {
     /// The plan of dedup-on-write at `threshold`: the best near-duplicate,
-    /// or in hot buckets the first verified one ([`FIRST_OVER`]).
-    pub fn dedup(threshold: f64) -> Self {
+    /// or in hot buckets the first verified one ([`FIRST_OVER`]); with
+    /// `first_found`, the first one found ([`PlanOptions::first_found`]).
+    pub fn dedup(threshold: f64, first_found: bool) -> Self {
         Self {
             threshold,
             limit: Some(1),
             first_over: Some(FIRST_OVER),
+            first_found,
             ..Self::default()
         }
     }
@@ -90,6 +99,7 @@ impl Default for PlanOptions {
             top: None,
             first_over: None,
             bands: u64::MAX,
+            first_found: false,
         }
     }
 }
@@ -176,6 +186,11 @@ pub fn run(
     let t = options.threshold;
     explain.candidate_probability_at_threshold = banding.probability(t);
 
+    if options.first_found && options.top.is_none() {
+        let hits = first_found(reader, pipeline, sketch, options, &mut explain)?;
+        explain.returned = hits.len();
+        return Ok(Planned { hits, explain });
+    }
     let candidates = collect_candidates(reader, sketch, options, &mut explain)?;
     let hot = options.top.is_none() && options.first_over.is_some_and(|h| candidates.len() > h);
     if hot {
@@ -284,6 +299,59 @@ pub(crate) fn count_sorted<T: PartialEq>(sorted: Vec<T>) -> Vec<(T, u32)> {
     counted
 }
 
+/// [`PlanOptions::first_found`]'s plan: the buckets of the query's bands
+/// in band order, each one's candidates not seen in an earlier band
+/// verified in id order, up to the first at the threshold. Reads the same
+/// buckets (and cuts them at the same `max_bucket`) as
+/// [`collect_candidates`], so it finds a candidate exactly when the
+/// exhaustive plan does.
+fn first_found(
+    reader: &impl Reader,
+    pipeline: &Pipeline,
+    sketch: &Sketch,
+    options: &PlanOptions,
+    explain: &mut Explain,
+) -> Result<Vec<(u64, f64)>> {
+    let start = Instant::now();
+    let bands = match options.threshold >= 1.0 {
+        true => 1, // identical sets share band 0's bucket (`collect_candidates`)
+        false => sketch.band_keys.len(),
+    };
+    let mut seen = HashSet::new();
+    let mut bucket = Vec::new();
+    for (band, &key) in sketch.band_keys.iter().enumerate().take(bands) {
+        if band < 64 && options.bands & (1 << band) == 0 {
+            continue;
+        }
+        explain.buckets_probed += 1;
+        bucket.clear();
+        let probe = Probe::all(band as u32, key, options.max_bucket);
+        if reader
+            .index()
+            .postings(Postings::Buckets, probe, &mut bucket)?
+        {
+            let read = bucket.len();
+            explain
+                .truncated_buckets
+                .push(TruncatedBucket { band, read });
+        }
+        bucket.sort_unstable();
+        bucket.dedup();
+        for &id in &bucket {
+            if Some(id) == options.exclude || !seen.insert(id) {
+                continue;
+            }
+            explain.candidates += 1;
+            if let Some(hit) = verify_one(reader, pipeline, sketch, id, options, explain)? {
+                explain.lookup_time += start.elapsed().saturating_sub(explain.verify_time);
+                return Ok(vec![hit]);
+            }
+        }
+    }
+    explain.lookup_time += start.elapsed().saturating_sub(explain.verify_time);
+    Ok(Vec::new())
+}
+
 /// [`PlanOptions::first_over`]'s policy: the candidates verified most
 /// shared bands first, then by id, up to the first at the threshold.
 fn first_verified(
@@ -295,165 +363,37 @@ fn first_verified(
     explain: &mut Explain,
 ) -> Result<Vec<(u64, f64)>> {
     candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let (set, signature) = (&sketch.set, &sketch.signature);
-    let t = options.threshold;
     for (id, _) in candidates {
-        let hits = verify(
-            reader,
-            pipeline,
-            set,
-            signature,
-            vec![id],
-            t,
-            options.prune,
-            explain,
-        )?;
-        if !hits.is_empty() {
-            return Ok(hits);
+        if let Some(hit) = verify_one(reader, pipeline, sketch, id, options, explain)? {
+            return Ok(vec![hit]);
         }
     }
     Ok(Vec::new())
 }
 
-/// Prunes `candidates` (sorted ids) by set size and, where the estimate is
-/// reliable, by signature agreement, then computes the exact Jaccard
-/// similarity of the rest with the query set `set` (signature `signature`):
-/// the (id, similarity) pairs at `t` or above, in id order. Counts and
-/// times go to `explain`. Shared by queries and [`crate::Database::pairs`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn verify(
+/// Verifies candidate `id` against the query: `Some` when it is at the
+/// threshold or above.
+fn verify_one(
     reader: &impl Reader,
     pipeline: &Pipeline,
-    set: &[u32],
-    signature: &[u32],
-    candidates: Vec<u64>,
-    t: f64,
-    prune: bool,
+    sketch: &Sketch,
+    id: u64,
+    options: &PlanOptions,
     explain: &mut Explain,
-) -> Result<Vec<(u64, f64)>> {
-    let start = Instant::now();
-    let n = pipeline.num_perm();
-    let exact_estimates = pipeline.is_permutation_scheme();
-    let query_len = set.len();
-    let margin = prune_margin(t, n);
-    let mut hits = Vec::new();
-    for id in candidates {
-        let mut verdict = Verdict::Verify;
-        let mut decide = |set_len: u32, values: &[u32]| {
-            verdict = if prune {
-                judge(
-                    set_len,
-                    values,
-                    signature,
-                    query_len,
-                    t,
-                    margin,
-                    exact_estimates,
-                )
-            } else {
-                Verdict::Verify
-            };
-            verdict == Verdict::Verify
-        };
-        // None: removed concurrently within this transaction.
-        let Some(entry) = reader.entry(id, &mut decide)? else {
-            continue;
-        };
-        match (verdict, entry.set()) {
-            (Verdict::Verify, Some(other)) => {
-                explain.verified += 1;
-                if let Some(similarity) = jaccard_at_least(set, other, t) {
-                    hits.push((id, similarity));
-                }
-            }
-            (Verdict::Verify, None) => {} // the set vanished with the document
-            (Verdict::Length, _) => explain.pruned_by_length += 1,
-            (Verdict::Signature, _) => explain.pruned_by_signature += 1,
-        }
-    }
-    explain.verify_time += start.elapsed();
-    Ok(hits)
-}
-
-/// What the signature record says about a candidate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    /// Read its set and compute the exact similarity.
-    Verify,
-    /// Its set size makes the threshold unreachable (exact).
-    Length,
-    /// Its signature agrees too little (probabilistic, see [`prune_margin`]).
-    Signature,
-}
-
-/// Judges a candidate by its signature record: sizes that make `t`
-/// unreachable (J ≤ min/max) prune exactly; an agreement estimate more
-/// than `margin` below `t` prunes where the estimate is reliable (the
-/// permutation scheme, or both sets at least as large as the signature).
-#[allow(clippy::too_many_arguments)]
-fn judge(
-    set_len: u32,
-    values: &[u32],
-    signature: &[u32],
-    query_len: usize,
-    t: f64,
-    margin: f64,
-    exact_estimates: bool,
-) -> Verdict {
-    let n = signature.len();
-    let len = set_len as usize;
-    let (small, large) = (query_len.min(len), query_len.max(len));
-    if (small as f64) < t * large as f64 {
-        return Verdict::Length;
-    }
-    // Records of format 3 hold no values (`values` is empty): no estimate.
-    if n > 0 && values.len() == n && (exact_estimates || small >= n) {
-        let estimate = agreements(signature, values) as f64 / n as f64;
-        if estimate < t - margin {
-            return Verdict::Signature;
-        }
-    }
-    Verdict::Verify
-}
-
-/// The similarity of a candidate held in memory (its set) to the query,
-/// decided exactly as [`verify`] decides a stored one of the current
-/// format: `Some` when it is at `t` or above; with `prune`, sizes that make
-/// `t` unreachable are pruned first. Signatures are not consulted: a stored
-/// record holds none, and a candidate must not be lost in memory (an
-/// estimate 4σ low) that would be found once written, so that a dedup's
-/// decisions do not depend on when its held documents are written.
-pub(crate) fn verify_in_memory(
-    pipeline: &Pipeline,
-    (set, signature): (&[u32], &[u32]),
-    (other_set, _): (&[u32], &[u32]),
-    t: f64,
-    prune: bool,
-) -> Option<f64> {
-    let verdict = if prune {
-        judge(
-            other_set.len() as u32,
-            &[],
-            signature,
-            set.len(),
-            t,
-            prune_margin(t, pipeline.num_perm()),
-            pipeline.is_permutation_scheme(),
-        )
-    } else {
-        Verdict::Verify
-    };
-    match verdict {
-        Verdict::Verify => jaccard_at_least(set, other_set, t),
-        _ => None,
-    }
-}
-
-/// Four standard deviations of a MinHash estimate near threshold `t` with
-/// `n` values (the deviation √(J(1−J)/n) is largest at J = max(t, ½)).
-pub fn prune_margin(t: f64, n: usize) -> f64 {
-    let j = t.max(0.5);
-    4.0 * (j * (1.0 - j) / n as f64).sqrt()
+) -> Result<Option<(u64, f64)>> {
+    let (set, signature) = (&sketch.set, &sketch.signature);
+    let (t, prune) = (options.threshold, options.prune);
+    let hits = verify(
+        reader,
+        pipeline,
+        set,
+        signature,
+        vec![id],
+        t,
+        prune,
+        explain,
+    )?;
+    Ok(hits.into_iter().next())
 }
 
 /// Turns planner hits into keyed [`Hit`]s, in the same order. Keys are
@@ -478,25 +418,4 @@ pub fn resolve(reader: &impl Reader, hits: Vec<(u64, f64)>) -> Result<Vec<Hit>> 
             similarity,
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A held candidate is verified on its set alone: signatures that
-    /// disagree everywhere do not prune an identical set, and sizes out of
-    /// reach still do.
-    #[test]
-    fn held_candidates_are_verified_exactly_whatever_their_signatures() {
-        let settings = crate::config::Config::jaccard(0.8).resolve().unwrap();
-        let pipeline = Pipeline::new(&settings).unwrap();
-        let set: Vec<u32> = (0..200).collect();
-        let (ours, theirs) = (vec![1u32; 128], vec![2u32; 128]);
-        let found = verify_in_memory(&pipeline, (&set, &ours), (&set, &theirs), 0.8, true);
-        assert_eq!(found, Some(1.0));
-        let small: Vec<u32> = (0..100).collect();
-        let pruned = verify_in_memory(&pipeline, (&set, &ours), (&small, &ours), 0.8, true);
-        assert_eq!(pruned, None);
-    }
 }

@@ -33,7 +33,8 @@
 //! record reports as `recall_estimate`.
 
 use crate::pipeline::{Pipeline, Sketch};
-use crate::query::plan::{verify, Explain};
+use crate::query::plan::Explain;
+use crate::query::verify::verify;
 use crate::query::Warning;
 use crate::sketch::ensemble::Ensemble;
 use crate::sketch::lsh::candidate_probability;

@@ -46,6 +46,17 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses `--duplicate-of`: `first` or `best`.
+pub fn parse_duplicate_of(s: &str) -> Result<lshdb::DuplicateOf, String> {
+    match s {
+        "first" => Ok(lshdb::DuplicateOf::First),
+        "best" => Ok(lshdb::DuplicateOf::Best),
+        _ => Err(format!(
+            "`{s}` is not a choice; use first (the first near-duplicate found) or best (the most similar)"
+        )),
+    }
+}
+
 /// Parses an amount of memory: bytes, or a number with K, M or G (powers
 /// of 1024; `1G`, `512M`, `1.5G`).
 pub fn parse_size(s: &str) -> Result<usize, String> {

@@ -7,7 +7,7 @@ use super::Database;
 use crate::convert::{bulk_options, report_dict};
 use crate::errors::Fail;
 use crate::texts::TextBatch;
-use lshdb::{AsDocument, BulkOptions, Unique};
+use lshdb::{AsDocument, BulkOptions, DuplicateOf, Unique};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -85,7 +85,7 @@ impl Database {
     /// Dedup-on-write of many documents (texts or item sets), in order:
     /// each is compared with the stored documents and those accepted
     /// before it. Returns each document's outcome and the commits made.
-    #[pyo3(signature = (keys, texts = None, *, items = None, threshold, batch = None, memory = None))]
+    #[pyo3(signature = (keys, texts = None, *, items = None, threshold, batch = None, memory = None, duplicate_of = "first"))]
     #[allow(clippy::too_many_arguments)]
     fn insert_unique_many(
         &self,
@@ -96,8 +96,17 @@ impl Database {
         threshold: f64,
         batch: Option<usize>,
         memory: Option<usize>,
+        duplicate_of: &str,
     ) -> PyResult<(Vec<Outcome>, u64)> {
-        let mut options = bulk_options(batch, None);
+        let which = match duplicate_of {
+            "first" => DuplicateOf::First,
+            "best" => DuplicateOf::Best,
+            other => {
+                let message = format!("duplicate_of={other:?}: use \"first\" or \"best\"");
+                return Err(Fail::Input(message).into_py(py));
+            }
+        };
+        let mut options = bulk_options(batch, None).duplicate_of(which);
         if let Some(bytes) = memory {
             options = options.memory(bytes);
         }

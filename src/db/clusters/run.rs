@@ -13,7 +13,7 @@
 use super::upkeep::{probe, stored_twin, verified, Upkeep, ALL_BANDS};
 use crate::db::held::BandKeyMap;
 use crate::pipeline::Pipeline;
-use crate::query::plan::verify_in_memory;
+use crate::query::verify::verify_in_memory;
 use crate::store::cache::RecordCache;
 use crate::store::clusters::ClusterRead;
 use crate::store::runs::RowCache;

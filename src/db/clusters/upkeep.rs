@@ -10,7 +10,8 @@
 
 use crate::config::Representative;
 use crate::pipeline::Pipeline;
-use crate::query::plan::{verify, verify_in_memory, Explain};
+use crate::query::plan::Explain;
+use crate::query::verify::{verify, verify_in_memory};
 use crate::store::clusters::{ClusterWrite, Row};
 use crate::store::codec::SignatureRecord;
 use crate::store::priorities::{self, PriorityWriter};

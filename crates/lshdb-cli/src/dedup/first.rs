@@ -42,7 +42,8 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
     let options = BulkOptions::default()
         .batch(args.batch)
         .scratch(args.db.is_none())
-        .memory(args.memory);
+        .memory(args.memory)
+        .duplicate_of(args.duplicate_of.unwrap_or_default());
     // On the reader's thread: what each chunk's records come to without
     // the index.
     let triage = |input, layout, chunk| {
@@ -101,8 +102,15 @@ pub(super) fn first(run: &Run<'_>, target: Target, out: Outputs<'_>) -> Result<T
 
 /// Fails a run that asks for --time-field or --priority-field where they
 /// mean nothing: without --db (nothing is stored), or with a keep policy
-/// other than `first` (whose stores do not carry them).
-pub(super) fn check_carry(args: &Args) -> Result<(), CliError> {
+/// other than `first` (whose stores do not carry them); and one that asks
+/// for --duplicate-of with another keep policy.
+pub(super) fn check_flags(args: &Args) -> Result<(), CliError> {
+    if args.duplicate_of.is_some() && args.keep != Keep::First {
+        return fail(
+            "--duplicate-of works with --keep first only (the default); with another \
+             policy a dropped record names the record its cluster keeps",
+        );
+    }
     if !args.carry.any() {
         return Ok(());
     }

@@ -78,6 +78,12 @@ pub struct Args {
     /// Which record of a cluster is kept: first, longest, max:FIELD or min:FIELD.
     #[arg(long, default_value = "first", value_parser = parse_keep, value_name = "POLICY")]
     keep: Keep,
+    /// (With --keep first.) Which kept record a dropped one names: first
+    /// (the first near-duplicate found; the default, fastest) or best (the
+    /// most similar; every candidate is verified). The same records are
+    /// kept and dropped either way.
+    #[arg(long, value_parser = crate::args::parse_duplicate_of, value_name = "WHICH")]
+    duplicate_of: Option<lshdb::DuplicateOf>,
     /// Field (JSON: a path such as meta.body; CSV, Parquet: a column) holding the text.
     #[arg(long, default_value = "text", value_name = "F")]
     text_field: String,
@@ -195,7 +201,7 @@ impl Place<'_> {
 pub fn run(args: &Args, ctx: &Context) -> CmdResult {
     let start = Instant::now();
     let format = check_inputs(args)?;
-    first::check_carry(args)?;
+    first::check_flags(args)?;
     check_paths(args);
 
     // The database: given (created when missing) or temporary.
