@@ -2,7 +2,7 @@
 //! [`DuplicateOf`], which near-duplicate a dedup-on-write load names.
 
 #[cfg(doc)]
-use super::{Database, Unique};
+use super::{BulkReport, Database, Unique};
 
 /// Documents per bulk-load transaction unless told otherwise.
 ///
