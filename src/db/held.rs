@@ -84,40 +84,17 @@ impl Held {
     /// The best held near-duplicate of `doc` (position, similarity):
     /// highest similarity, then lowest rank; verified as the plan verifies.
     /// With more than [`plan::FIRST_OVER`] candidates, the first verified
-    /// one, as the planner's hot-bucket policy; with `first`, the first
-    /// verified in the order they were accepted
-    /// ([`crate::DuplicateOf::First`]).
+    /// one, as the planner's hot-bucket policy.
     pub fn best(
         &self,
         pipeline: &Pipeline,
         doc: &Prepared,
         threshold: f64,
         prune: bool,
-        first: bool,
     ) -> Option<(usize, f64)> {
-        let bands = doc.band_keys.len();
-        let mut candidates = Vec::new();
-        for (band, &key) in doc.band_keys.iter().enumerate() {
-            let mut at = self.heads.get(&(band as u32, key)).copied().unwrap_or(0);
-            while at != 0 {
-                let position = at as usize - 1;
-                candidates.push(position);
-                at = self.next[position * bands + band];
-            }
-        }
+        let mut candidates = self.candidates(doc, 0);
         candidates.sort_unstable();
-        let verify = |i: usize| {
-            let other = &self.docs[i].0;
-            let ours = (doc.set.as_slice(), doc.signature.as_slice());
-            let theirs = (other.set.as_slice(), other.signature.as_slice());
-            verify_in_memory(pipeline, ours, theirs, threshold, prune)
-        };
-        if first {
-            candidates.dedup();
-            return candidates
-                .into_iter()
-                .find_map(|i| verify(i).map(|s| (i, s)));
-        }
+        let verify = |i: usize| self.verify(pipeline, doc, i, threshold, prune);
         let mut counted = plan::count_sorted(candidates);
         if counted.len() > plan::FIRST_OVER {
             // Hot buckets: the first verified, most shared bands first
@@ -139,6 +116,57 @@ impl Held {
             }
         }
         best
+    }
+
+    /// The first held near-duplicate of `doc` (position, similarity) in
+    /// the order they were accepted, from position `from` on; verified as
+    /// [`Held::best`] verifies ([`crate::DuplicateOf::First`]).
+    pub fn first(
+        &self,
+        pipeline: &Pipeline,
+        doc: &Prepared,
+        threshold: f64,
+        prune: bool,
+        from: usize,
+    ) -> Option<(usize, f64)> {
+        let mut candidates = self.candidates(doc, from);
+        candidates.sort_unstable();
+        candidates.dedup();
+        let verify = |i: usize| self.verify(pipeline, doc, i, threshold, prune);
+        candidates
+            .into_iter()
+            .find_map(|i| verify(i).map(|s| (i, s)))
+    }
+
+    /// The positions from `from` on that share a bucket with `doc`, once
+    /// per shared band (each bucket's chain runs newest first).
+    fn candidates(&self, doc: &Prepared, from: usize) -> Vec<usize> {
+        let bands = doc.band_keys.len();
+        let mut candidates = Vec::new();
+        for (band, &key) in doc.band_keys.iter().enumerate() {
+            let mut at = self.heads.get(&(band as u32, key)).copied().unwrap_or(0);
+            while at != 0 && at as usize > from {
+                let position = at as usize - 1;
+                candidates.push(position);
+                at = self.next[position * bands + band];
+            }
+        }
+        candidates
+    }
+
+    /// `doc`'s similarity to the document at `position`, if at `threshold`.
+    fn verify(
+        &self,
+        pipeline: &Pipeline,
+        doc: &Prepared,
+        position: usize,
+        threshold: f64,
+        prune: bool,
+    ) -> Option<f64> {
+        let other = &self.docs[position].0;
+        let ours = (doc.set.as_slice(), doc.signature.as_slice());
+        let theirs = (other.set.as_slice(), other.signature.as_slice());
+        verify_in_memory(pipeline, ours, theirs, threshold, prune)
     }
 }
 

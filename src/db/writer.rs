@@ -445,7 +445,7 @@ impl<'t, 'p> Writer<'t, 'p> {
                 .hits
                 .first()
                 .copied();
-            let best = held.best(self.pipeline, &doc, threshold, options.prune, false);
+            let best = held.best(self.pipeline, &doc, threshold, options.prune);
             // Ties go to the lower id: stored documents come before held ones.
             let stored = stored.filter(|&(_, s)| best.is_none_or(|(_, b)| s >= b));
             if let Some((id, s)) = stored {
