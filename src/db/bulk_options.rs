@@ -189,10 +189,11 @@ impl BulkOptions {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DuplicateOf {
-    /// The first near-duplicate found, which ends the document's look-up:
-    /// the stored documents first (band by band, in id order within a
-    /// band), then those accepted since the load's last commit (in the
-    /// order they were accepted). Which one that is can change with
+    /// The first near-duplicate found among the stored documents (band by
+    /// band, in id order within a band), which ends the document's
+    /// look-up; when none is stored, the most similar of those accepted
+    /// since the load's last commit (held in memory, where checking them
+    /// all is cheap), as `Best` names it. Which one that is can change with
     /// [`BulkOptions::batch`] and the memory bounds. The fastest: a
     /// duplicate costs a few verifications, however many near-duplicates
     /// it has.

@@ -92,7 +92,7 @@ impl Held {
         threshold: f64,
         prune: bool,
     ) -> Option<(usize, f64)> {
-        let mut candidates = self.candidates(doc, 0);
+        let mut candidates = self.candidates(doc);
         candidates.sort_unstable();
         let verify = |i: usize| self.verify(pipeline, doc, i, threshold, prune);
         let mut counted = plan::count_sorted(candidates);
@@ -118,34 +118,13 @@ impl Held {
         best
     }
 
-    /// The first held near-duplicate of `doc` (position, similarity) in
-    /// the order they were accepted, from position `from` on; verified as
-    /// [`Held::best`] verifies ([`crate::DuplicateOf::First`]).
-    pub fn first(
-        &self,
-        pipeline: &Pipeline,
-        doc: &Prepared,
-        threshold: f64,
-        prune: bool,
-        from: usize,
-    ) -> Option<(usize, f64)> {
-        let mut candidates = self.candidates(doc, from);
-        candidates.sort_unstable();
-        candidates.dedup();
-        let verify = |i: usize| self.verify(pipeline, doc, i, threshold, prune);
-        candidates
-            .into_iter()
-            .find_map(|i| verify(i).map(|s| (i, s)))
-    }
-
-    /// The positions from `from` on that share a bucket with `doc`, once
-    /// per shared band (each bucket's chain runs newest first).
-    fn candidates(&self, doc: &Prepared, from: usize) -> Vec<usize> {
+    /// The positions that share a bucket with `doc`, once per shared band.
+    fn candidates(&self, doc: &Prepared) -> Vec<usize> {
         let bands = doc.band_keys.len();
         let mut candidates = Vec::new();
         for (band, &key) in doc.band_keys.iter().enumerate() {
             let mut at = self.heads.get(&(band as u32, key)).copied().unwrap_or(0);
-            while at != 0 && at as usize > from {
+            while at != 0 {
                 let position = at as usize - 1;
                 candidates.push(position);
                 at = self.next[position * bands + band];

@@ -376,15 +376,8 @@ impl Writing<'_> {
         let (threshold, prune) = (self.plan.threshold, self.plan.prune);
         let first = self.plan.first_found;
         let start = self.held.len();
-        // `DuplicateOf::First`: each document's first near-duplicate among
-        // those held before this chunk, on every core.
-        let mut before = match first {
-            true => self.first_held_before(&looked).into_iter(),
-            false => Vec::new().into_iter(),
-        };
         let mut out = Vec::with_capacity(looked.docs.len());
         for doc in looked.docs {
-            let held_before = before.next().flatten();
             let (doc, found) = match doc {
                 Ok(doc) => doc,
                 Err(err) => {
@@ -392,24 +385,9 @@ impl Writing<'_> {
                     continue;
                 }
             };
-            if first {
-                // A stored one found ends the search; then the held ones,
-                // oldest first.
-                let held = held_before.or_else(|| {
-                    let (i, s) = self.held.first(pipeline, &doc, threshold, prune, start)?;
-                    Some(Hit {
-                        key: self.held.get(i).0.key.clone(),
-                        similarity: s,
-                    })
-                });
-                match found.best.or(held) {
-                    Some(hit) => out.push(Ok(Unique::Duplicate(hit))),
-                    None => {
-                        let rank = UNNUMBERED + self.held.len() as u64;
-                        self.held.push(doc, rank);
-                        out.push(Ok(Unique::Inserted));
-                    }
-                }
+            // `DuplicateOf::First`: a stored one found ends the search.
+            if let (true, Some(hit)) = (first, &found.best) {
+                out.push(Ok(Unique::Duplicate(hit.clone())));
                 continue;
             }
             // The best held one: highest similarity, then lowest rank.
@@ -453,30 +431,6 @@ impl Writing<'_> {
             self.commit()?;
         }
         Ok(out)
-    }
-
-    /// For each document of `looked` without a stored near-duplicate, the
-    /// first one among the documents held before it (`older`, then `held`,
-    /// each in the order they were accepted), on every core.
-    fn first_held_before(&self, looked: &Looked) -> Vec<Option<Hit>> {
-        let pipeline = self.db.pipeline();
-        let (threshold, prune) = (self.plan.threshold, self.plan.prune);
-        let held = self.older.iter().map(|(_, h)| h).chain([&self.held]);
-        let held: Vec<&Held> = held.filter(|h| !h.is_empty()).collect();
-        looked
-            .docs
-            .par_iter()
-            .map(|doc| match doc {
-                Ok((doc, found)) if found.best.is_none() => held.iter().find_map(|h| {
-                    let (i, s) = h.first(pipeline, doc, threshold, prune, 0)?;
-                    Some(Hit {
-                        key: h.get(i).0.key.clone(),
-                        similarity: s,
-                    })
-                }),
-                _ => None,
-            })
-            .collect()
     }
 
     /// Whether a key of the chunk is stored, held, or repeated in it.
