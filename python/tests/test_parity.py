@@ -144,7 +144,9 @@ def test_insert_unique_many_decides_the_same_within_a_tiny_memory(path: Path, tm
 def test_insert_unique_many_names_the_first_near_duplicate_found_by_default(path: Path, tmp_path: Path) -> None:
     # Triples: `a` and `b` extend a base text by four and by two words (not
     # near-duplicates of each other), then the base itself, near both and
-    # nearer to `b`.
+    # nearer to `b`, in a second call: it finds them stored. (Documents
+    # accepted in the same call and not committed yet are all checked: the
+    # most similar of them is named, as with "best".)
     rng = random.Random(11)
     words = [f"w{i}" for i in range(3000)]
     docs = []
@@ -153,14 +155,17 @@ def test_insert_unique_many_names_the_first_near_duplicate_found_by_default(path
         docs.append((f"a{g}", f"{base} {' '.join(rng.choice(words) for _ in range(4))}"))
         docs.append((f"b{g}", f"{base} {' '.join(rng.choice(words) for _ in range(2))}"))
         docs.append((f"q{g}", base))
-    keys = [k for k, _ in docs]
-    texts = [t for _, t in docs]
+    stored = [d for d in docs if d[0][0] != "q"]
+    queries = [d for d in docs if d[0][0] == "q"]
     with lshdb.Database.create(path, 0.8) as a, lshdb.Database.create(tmp_path / "best.lshdb", 0.8) as b:
-        first = a.insert_unique_many(keys, texts, batch=50)
-        best = b.insert_unique_many(keys, texts, batch=50, duplicate_of="best")
+        for db in (a, b):
+            assert db.insert_many(stored)["inserted"] == 400
+        keys, texts = [k for k, _ in queries], [t for _, t in queries]
+        first = a.insert_unique_many(keys, texts)
+        best = b.insert_unique_many(keys, texts, duplicate_of="best")
         assert first.inserted == best.inserted and sorted(first.duplicates) == sorted(best.duplicates)
         assert len(first.duplicates) > 150
-        kept = set(first.inserted)
+        kept = set(first.inserted) | {k for k, _ in stored}
         text = dict(docs)
         less = 0
         for key, hit in first.duplicates.items():
