@@ -68,7 +68,7 @@ pub use query::{
     Pair, QueryResult, SimHashHit, TruncatedBucket, Warning, DEFAULT_MAX_BUCKET,
 };
 /// The trait a storage backend implements for
-/// [`Database::create_with_backend`] and [`Database::open_with_backend`]:
+/// [`Builder::create_with_backend`] and [`Builder::open_with_backend`]:
 /// redb's own, re-exported so that a backend is written against the redb
 /// version lshdb uses.
 pub use redb::StorageBackend;

@@ -190,7 +190,7 @@ impl Database {
     }
 
     /// The file's path; `<backend>` for a database on a storage backend
-    /// (see [`Database::create_with_backend`]).
+    /// (see [`Builder::create_with_backend`]).
     pub fn path(&self) -> &Path {
         &self.path
     }

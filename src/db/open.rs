@@ -63,7 +63,7 @@ impl Builder {
     }
 
     /// Bytes of decoded signature and shingle-set records kept for queries
-    /// (default [`DEFAULT_RECORD_CACHE_BYTES`], 64 MiB; 0 turns it off).
+    /// (default 64 MiB; 0 turns it off).
     pub fn record_cache_bytes(mut self, bytes: usize) -> Self {
         self.record_cache_bytes = Some(bytes);
         self

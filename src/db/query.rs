@@ -111,7 +111,7 @@ impl<'db> Query<'db> {
         self
     }
 
-    /// Read at most `n` postings per bucket (default [`DEFAULT_MAX_BUCKET`]).
+    /// Read at most `n` postings per bucket (default [`crate::DEFAULT_MAX_BUCKET`]).
     pub fn max_bucket(mut self, n: usize) -> Self {
         self.options.max_bucket = n.max(1);
         self
@@ -136,9 +136,9 @@ impl<'db> Query<'db> {
     /// Runs the query in a read snapshot.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] for a threshold outside (0, 1];
-    /// [`Error::EmptyDocument`] for a query with no shingles;
-    /// [`Error::NotFound`] for an unknown key; storage errors.
+    /// [`crate::Error::InvalidParameter`] for a threshold outside (0, 1];
+    /// [`crate::Error::EmptyDocument`] for a query with no shingles;
+    /// [`crate::Error::NotFound`] for an unknown key; storage errors.
     pub fn run(mut self) -> Result<QueryResult> {
         crate::guard::guard(|| {
             crate::sketch::exact::check_join_threshold(self.options.threshold)?;
@@ -187,8 +187,8 @@ impl<'db> Query<'db> {
     /// cap come back beside the hits.
     ///
     /// # Errors
-    /// [`Error::IndexDisabled`] when the database has no SimHash index;
-    /// [`Error::InvalidParameter`] when `max_distance` exceeds the distance
+    /// [`crate::Error::IndexDisabled`] when the database has no SimHash index;
+    /// [`crate::Error::InvalidParameter`] when `max_distance` exceeds the distance
     /// the index was built for.
     pub fn near_simhash(
         self,

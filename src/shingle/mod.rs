@@ -3,7 +3,7 @@
 //! A document becomes a sorted set (or bag) of 32-bit shingle hashes. Text
 //! is normalised ([`normalize`]), cut into character, word or
 //! stop-word-anchored shingles ([`ShingleKind`]), and each shingle's UTF-8
-//! bytes are hashed with [`murmur3_32`](crate::hash::murmur3_32) and the
+//! bytes are hashed with [`crate::hash::murmur3_32`] and the
 //! configured seed. Non-text documents (a customer's purchases, a film's
 //! raters) enter through [`item_set`] and meet text sets downstream.
 //!

@@ -29,7 +29,7 @@ pub struct BottomK {
 
 impl BottomK {
     /// A sketcher keeping `k` values (at least 1); the key is the low 32 bits
-    /// of the first [`SplitMix64`] output for `seed`.
+    /// of the first `SplitMix64` output for `seed`.
     pub fn new(k: usize, seed: u64) -> Self {
         Self {
             k: k.max(1),

@@ -38,7 +38,7 @@ pub trait PermutationFamily {
 
 /// The MinHash signature of `set` under `family`: position i is the minimum
 /// of h_i over the set, or [`EMPTY`] for an empty set. This is the textbook
-/// algorithm, one row at a time; [`MultiplyShift::signature`] is the same
+/// algorithm, one row at a time; [`MultiplyShift::signature_into`] is the same
 /// computation arranged for speed.
 ///
 /// The textbook example (rows 0..4, h1(x) = x+1 mod 5, h2(x) = 3x+1 mod 5):
@@ -110,7 +110,7 @@ impl PermutationFamily for ModPrime {
 /// The production family: h_i(x) = ((a_i·x + b_i) mod 2⁶⁴) ≫ 32, the
 /// multiply-add-shift scheme of Dietzfelbinger (strongly universal from
 /// 32-bit keys to 32-bit values). a_i and b_i are drawn, in that order,
-/// from [`SplitMix64`] seeded with the configured seed.
+/// from `SplitMix64` seeded with the configured seed.
 #[derive(Debug, Clone)]
 pub struct MultiplyShift {
     a: Vec<u64>,
@@ -139,7 +139,7 @@ impl MultiplyShift {
     }
 
     /// The signature of `set` into `out` (resized to n): the same values as
-    /// [`signature`], computed [`LANES`] positions at a time with the
+    /// [`signature`], computed `LANES` positions at a time with the
     /// running minima kept in registers.
     pub fn signature_into(&self, set: &[u32], out: &mut Vec<u32>) {
         out.clear();

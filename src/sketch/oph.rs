@@ -38,7 +38,7 @@ pub struct OnePermutation {
 }
 
 impl OnePermutation {
-    /// `bins` bins (at least 1), keys drawn from [`SplitMix64`] seeded with
+    /// `bins` bins (at least 1), keys drawn from `SplitMix64` seeded with
     /// `seed`: the first output keys the element hash, the second the
     /// densification probes.
     pub fn new(bins: usize, seed: u64) -> Self {

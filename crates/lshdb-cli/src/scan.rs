@@ -1,7 +1,7 @@
 //! `lshdb scan DIR`: the main job. Index every text file under a folder,
 //! incrementally, and show the near-duplicate groups.
 //!
-//! Keys are paths relative to DIR (see [`key_of`]). The database (default
+//! Keys are paths relative to DIR (see [`crate::walk::key_of`]). The database (default
 //! `DIR/.lshdb`) keeps each file's text, so a second scan can tell new,
 //! changed, removed and unchanged files apart and touches only what
 //! changed. The walk follows ripgrep's rules (`crate::walk`: .gitignore,
