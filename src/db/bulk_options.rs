@@ -191,7 +191,7 @@ impl BulkOptions {
 pub enum DuplicateOf {
     /// The first near-duplicate found among the stored documents (band by
     /// band, in id order within a band), which ends the document's
-    /// look-up; when none is stored, the most similar of those accepted
+    /// look-up; when none is found there, the most similar of those accepted
     /// since the load's last commit (held in memory, where checking them
     /// all is cheap), as `Best` names it. Which one that is can change with
     /// [`BulkOptions::batch`] and the memory bounds. The fastest: a
@@ -200,8 +200,31 @@ pub enum DuplicateOf {
     #[default]
     First,
     /// The most similar kept document (ties: the lowest id, stored before
-    /// held), as [`Database::insert_unique`] names it; past
-    /// 256 candidates, the first verified, most
-    /// shared bands first. Verifies every candidate of a duplicate too.
+    /// held), as [`Database::insert_unique`] names it; past 256
+    /// candidates, the first verified, most shared bands first. Verifies
+    /// every candidate of a duplicate too.
     Best,
+}
+
+impl DuplicateOf {
+    /// The choice's name, as the surfaces spell it: `first`, `best`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DuplicateOf::First => "first",
+            DuplicateOf::Best => "best",
+        }
+    }
+
+    /// The choice named `name` (see [`DuplicateOf::name`]).
+    ///
+    /// ```
+    /// use lshdb::DuplicateOf;
+    /// assert_eq!(DuplicateOf::from_name("best"), Some(DuplicateOf::Best));
+    /// assert_eq!(DuplicateOf::from_name("most"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::First, Self::Best]
+            .into_iter()
+            .find(|d| d.name() == name)
+    }
 }

@@ -386,9 +386,11 @@ impl Writing<'_> {
                 }
             };
             // `DuplicateOf::First`: a stored one found ends the search.
-            if let (true, Some(hit)) = (first, &found.best) {
-                out.push(Ok(Unique::Duplicate(hit.clone())));
-                continue;
+            if first {
+                if let Some(hit) = found.best {
+                    out.push(Ok(Unique::Duplicate(hit)));
+                    continue;
+                }
             }
             // The best held one: highest similarity, then lowest rank.
             let mut held: Option<(f64, u64, &str)> = None;

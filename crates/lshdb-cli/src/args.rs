@@ -48,13 +48,9 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 
 /// Parses `--duplicate-of`: `first` or `best`.
 pub fn parse_duplicate_of(s: &str) -> Result<lshdb::DuplicateOf, String> {
-    match s {
-        "first" => Ok(lshdb::DuplicateOf::First),
-        "best" => Ok(lshdb::DuplicateOf::Best),
-        _ => Err(format!(
-            "`{s}` is not a choice; use first (the first near-duplicate found) or best (the most similar)"
-        )),
-    }
+    lshdb::DuplicateOf::from_name(s).ok_or_else(|| {
+        format!("`{s}` is not a choice; use first (the first near-duplicate found) or best (the most similar)")
+    })
 }
 
 /// Parses an amount of memory: bytes, or a number with K, M or G (powers

@@ -98,13 +98,9 @@ impl Database {
         memory: Option<usize>,
         duplicate_of: &str,
     ) -> PyResult<(Vec<Outcome>, u64)> {
-        let which = match duplicate_of {
-            "first" => DuplicateOf::First,
-            "best" => DuplicateOf::Best,
-            other => {
-                let message = format!("duplicate_of={other:?}: use \"first\" or \"best\"");
-                return Err(Fail::Input(message).into_py(py));
-            }
+        let Some(which) = DuplicateOf::from_name(duplicate_of) else {
+            let message = format!("duplicate_of={duplicate_of:?}: use \"first\" or \"best\"");
+            return Err(Fail::Input(message).into_py(py));
         };
         let mut options = bulk_options(batch, None).duplicate_of(which);
         if let Some(bytes) = memory {
