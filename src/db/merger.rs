@@ -110,12 +110,21 @@ impl Merger {
 
     /// Starts a merger thread on `db`. When the thread cannot be made, the
     /// handle goes on without one: writes merge inline past `MAX_RUNS`.
+    ///
+    /// Whether there is work now is looked up here, on the opening thread:
+    /// a thread that finds none begins by waiting for [`POLL`] instead of
+    /// taking a read snapshot while the handle's first writes commit (a
+    /// snapshot live at a commit holds back the pages it frees, so the
+    /// same writes would leave a file laid out differently from run to
+    /// run). A failed look-up leaves the thread its first pass, which
+    /// reports the error.
     pub(crate) fn start(db: Arc<redb::Database>) -> Self {
         let shared = Arc::new(Shared::default());
         let theirs = Arc::clone(&shared);
+        let work = background::has_work(&db).unwrap_or(true);
         let thread = std::thread::Builder::new()
             .name("lshdb-merger".to_owned())
-            .spawn(move || run(&db, &theirs));
+            .spawn(move || run(&db, &theirs, work));
         Self {
             running: thread.ok().map(|thread| Running { shared, thread }),
             opened_in: std::process::id(),
@@ -233,9 +242,10 @@ impl Drop for Merger {
     }
 }
 
-/// The thread: a pass, then wait for [`POLL`] or a request, until stopped.
-fn run(db: &redb::Database, shared: &Shared) {
-    let mut first = true;
+/// The thread: a pass (when `work` says there is any now), then wait for
+/// [`POLL`] or a request, until stopped.
+fn run(db: &redb::Database, shared: &Shared, work: bool) {
+    let mut first = work;
     loop {
         let target = {
             let mut state = shared.state.lock();

@@ -110,9 +110,8 @@ struct Piece {
 /// this build) is abandoned instead: its output goes to [`RUN_GARBAGE`].
 pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
     // Most opens find none: look in a read snapshot first.
-    match db.begin_read()?.open_table(RUN_MERGES) {
-        Ok(merges) if !merges.is_empty()? => {}
-        _ => return Ok(None),
+    if !any_rows(&db.begin_read()?, RUN_MERGES)? {
+        return Ok(None);
     }
     let txn = db.begin_write()?;
     let job = {
@@ -168,12 +167,40 @@ pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
     Ok(job)
 }
 
+/// Whether a merger has anything to do in `db` now: a merge to go on
+/// with ([`resume`]), a retired run to delete ([`collect_garbage`]) or a
+/// merge due ([`begin`]). One read snapshot: a merger that finds nothing
+/// need not start at all, so that opening a file starts no transaction
+/// beside the handle's own writes.
+pub fn has_work(db: &redb::Database) -> Result<bool> {
+    let txn = db.begin_read()?;
+    Ok(any_rows(&txn, RUN_MERGES)? || any_rows(&txn, RUN_GARBAGE)? || merge_due(&txn)?)
+}
+
+/// Whether `table` exists in `txn` and holds a row.
+fn any_rows<V: redb::Value + 'static>(
+    txn: &redb::ReadTransaction,
+    table: redb::TableDefinition<u32, V>,
+) -> Result<bool> {
+    match txn.open_table(table) {
+        Ok(rows) => Ok(!rows.is_empty()?),
+        Err(_) => Ok(false),
+    }
+}
+
+/// Whether the policy calls for a merge of the runs listed in `txn`.
+fn merge_due(txn: &redb::ReadTransaction) -> Result<bool> {
+    let Ok(runs) = txn.open_table(RUNS) else {
+        return Ok(false);
+    };
+    Ok(policy::next_merge(&read_list(&runs)?, &[], u64::MAX, false).is_some())
+}
+
 /// Deletes up to [`DELETE_ROWS`] rows of the oldest run in
 /// [`RUN_GARBAGE`]; false when there was none.
 pub fn collect_garbage(db: &redb::Database) -> Result<bool> {
-    match db.begin_read()?.open_table(RUN_GARBAGE) {
-        Ok(garbage) if !garbage.is_empty()? => {}
-        _ => return Ok(false),
+    if !any_rows(&db.begin_read()?, RUN_GARBAGE)? {
+        return Ok(false);
     }
     let txn = db.begin_write()?;
     {
@@ -212,15 +239,9 @@ pub fn collect_garbage(db: &redb::Database) -> Result<bool> {
 /// Begins the next merge the policy calls for, if any: records it, and
 /// returns the job that builds it.
 pub fn begin(db: &redb::Database) -> Result<Option<Job>> {
-    {
-        // Most calls find nothing due: look in a read snapshot first.
-        let txn = db.begin_read()?;
-        let Ok(runs) = txn.open_table(RUNS) else {
-            return Ok(None);
-        };
-        if policy::next_merge(&read_list(&runs)?, &[], u64::MAX, false).is_none() {
-            return Ok(None);
-        }
+    // Most calls find nothing due: look in a read snapshot first.
+    if !merge_due(&db.begin_read()?)? {
+        return Ok(None);
     }
     let txn = db.begin_write()?;
     let job = {
