@@ -498,3 +498,47 @@ fn item_sets_load_in_bulk_and_dedup_in_bulk() {
     // The same item set as insert_items stores it.
     assert_eq!(db.query_items(&basket).run().unwrap().hits[0].key, "alice");
 }
+
+#[test]
+fn a_load_on_a_pool_of_many_threads_ends() {
+    // The writer adds what it accepts to the load's filter on the pool
+    // while the next chunk's look-ups read that filter on the same pool.
+    // While it set the bits under the filter's lock, a writer waiting for
+    // the pool could be handed a look-up and wait for its own lock: with
+    // four threads this test hung in its first run (and `lshdb dedup --db
+    // NEW` of 300,000 PyPI summaries hung with 3, 4 or 8 threads).
+    let docs = edited_families(20_000);
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let mut runs = Vec::new();
+        for run in 0..6 {
+            let dir = tempfile::tempdir().unwrap();
+            let db = Database::create(dir.path().join("p.lshdb"), Config::jaccard(0.7)).unwrap();
+            let options = lshdb::BulkOptions::default().batch(1000 + run);
+            let mut decided = Vec::new();
+            let chunks = docs.chunks(2000).map(|part| part.to_vec());
+            pool.install(|| {
+                db.insert_unique_bulk(chunks, 0.7, &options, |outcomes| {
+                    decided.extend(outcomes.into_iter().map(|o| kind(&outcome(o)).to_owned()));
+                    true
+                })
+            })
+            .unwrap();
+            runs.push(decided);
+        }
+        let _ = done.send(runs);
+    });
+    let runs = ended
+        .recv_timeout(std::time::Duration::from_secs(300))
+        .expect("a load on a pool of four threads hung");
+    let inserted = runs[0].iter().filter(|k| *k == "inserted").count();
+    assert!(inserted > 61 && inserted < 15_000, "{inserted}");
+    assert!(
+        runs.iter().all(|r| r == &runs[0]),
+        "the same decisions every run"
+    );
+}

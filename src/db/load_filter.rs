@@ -24,6 +24,7 @@ use crate::pipeline::Prepared;
 use parking_lot::RwLock;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Keys the first filter holds before the next one is added (5 MiB): a
 /// negative probe reads one word of every filter, so a load of a million
@@ -75,7 +76,7 @@ impl Filter {
 
 /// The keys and band keys a load has written (see the module docs).
 pub(crate) struct LoadFilter {
-    filters: RwLock<Vec<Filter>>,
+    filters: RwLock<Vec<Arc<Filter>>>,
     /// False once something was written that the filter does not hold;
     /// from then on it answers "maybe" to everything. Read under the
     /// filters' lock: turned off first, then the filters are dropped
@@ -99,7 +100,7 @@ impl LoadFilter {
     /// in all.
     fn with_first(keys: u64, max_keys: u64) -> Self {
         Self {
-            filters: RwLock::new(vec![Filter::new(keys.max(1))]),
+            filters: RwLock::new(vec![Arc::new(Filter::new(keys.max(1)))]),
             on: AtomicBool::new(true),
             max_keys,
         }
@@ -126,11 +127,30 @@ impl LoadFilter {
 
     /// Adds many documents about to be written, on every core.
     /// Past the budget, the filter turns off instead.
+    ///
+    /// The bits are set with no lock held: a thread that holds a lock while
+    /// it waits for work on the pool may be given a look-up of that pool
+    /// to run meanwhile, and the look-up's [`LoadFilter::may_meet`] would
+    /// wait for the lock forever (a deadlock once the pool has three
+    /// threads or more). The bits are atomic; only the chain needs the
+    /// lock.
     pub fn add_many(&self, docs: &[&Prepared]) {
         let keys: u64 = docs.iter().map(|doc| 1 + doc.band_keys.len() as u64).sum();
+        let Some(last) = self.filter_for(keys) else {
+            return;
+        };
+        docs.par_iter()
+            .for_each(|doc| hashes(doc).into_iter().for_each(|h| last.set(h)));
+        last.keys.fetch_add(keys, Ordering::Relaxed);
+    }
+
+    /// The filter that takes `keys` more keys: the last one, or a new one
+    /// chained after it; none when the filter is off or would pass its
+    /// budget (then it turns off).
+    fn filter_for(&self, keys: u64) -> Option<Arc<Filter>> {
         let mut filters = self.filters.write();
         if !self.on.load(Ordering::SeqCst) {
-            return;
+            return None;
         }
         let full = filters
             .last()
@@ -148,15 +168,11 @@ impl LoadFilter {
             if left < keys {
                 drop(filters);
                 self.turn_off();
-                return;
+                return None;
             }
-            filters.push(Filter::new(capacity.min(left)));
+            filters.push(Arc::new(Filter::new(capacity.min(left))));
         }
-        if let Some(last) = filters.last() {
-            docs.par_iter()
-                .for_each(|doc| hashes(doc).into_iter().for_each(|h| last.set(h)));
-            last.keys.fetch_add(keys, Ordering::Relaxed);
-        }
+        filters.last().cloned()
     }
 
     /// What of `doc` the load may have written: whether its key (false:
@@ -256,6 +272,46 @@ mod tests {
         let other = prepared("zz", "an unrelated sentence about lighthouses");
         filter.turn_off();
         assert_eq!(filter.may_meet(&other), (true, u64::MAX));
+    }
+
+    /// The writer adds while look-ups on the same pool read: a thread that
+    /// waits inside `add_many` for its pool may be handed a look-up, which
+    /// must not find the filter locked by that very thread. Before the
+    /// bits were set outside the lock, a pool of four threads hung here.
+    #[test]
+    fn adding_beside_lookups_on_one_pool_never_deadlocks() {
+        let docs: Vec<Prepared> = (0..256)
+            .map(|i| prepared(&format!("k{i}"), &format!("document number {i} of a load")))
+            .collect();
+        let filter = Arc::new(LoadFilter::with_first(64, u64::MAX));
+        let (done, finished) = std::sync::mpsc::channel();
+        let adder = Arc::clone(&filter);
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(4)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                for round in 0..200 {
+                    let refs: Vec<&Prepared> = docs.iter().skip(round % 7).collect();
+                    rayon::join(
+                        || adder.add_many(&refs),
+                        || {
+                            docs.par_iter().for_each(|d| {
+                                adder.may_meet(d);
+                            })
+                        },
+                    );
+                }
+            });
+            let _ = done.send(());
+        });
+        let ended = finished.recv_timeout(std::time::Duration::from_secs(120));
+        assert!(
+            ended.is_ok(),
+            "add_many and may_meet deadlocked on one pool"
+        );
+        assert!(filter.is_on());
     }
 
     #[test]

@@ -470,7 +470,10 @@ impl Writing<'_> {
             .map(|(doc, rank)| (doc, *rank))
             .collect();
         docs.sort_by(|a, b| a.0.key.cmp(&b.0.key));
-        if let Some(filter) = &self.snapshot.lock().filter {
+        // Out of the snapshot's lock first: no lock is held across the
+        // filter's work on the pool (see `LoadFilter::add_many`).
+        let filter = self.snapshot.lock().filter.clone();
+        if let Some(filter) = filter {
             let added: Vec<&Prepared> = docs.iter().map(|(doc, _)| *doc).collect();
             filter.add_many(&added);
         }
