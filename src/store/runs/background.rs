@@ -169,9 +169,10 @@ pub fn resume(db: &redb::Database) -> Result<Option<Job>> {
 
 /// Whether a merger has anything to do in `db` now: a merge to go on
 /// with ([`resume`]), a retired run to delete ([`collect_garbage`]) or a
-/// merge due ([`begin`]). One read snapshot: a merger that finds nothing
-/// need not start at all, so that opening a file starts no transaction
-/// beside the handle's own writes.
+/// merge due ([`begin`]). One read snapshot, taken on the opening thread:
+/// a merger that finds nothing skips its first pass and begins by
+/// waiting, so that no snapshot of its own is live while the handle's
+/// first writes commit.
 pub fn has_work(db: &redb::Database) -> Result<bool> {
     let txn = db.begin_read()?;
     Ok(any_rows(&txn, RUN_MERGES)? || any_rows(&txn, RUN_GARBAGE)? || merge_due(&txn)?)
