@@ -339,3 +339,75 @@ fn a_lookalike_in_a_hot_bucket_is_not_taken_for_a_copy() {
     assert_right(&db);
     assert_eq!(db.cluster_of("set").unwrap().unwrap().size, 1);
 }
+
+/// A load whose commits replace stored documents (the same keys, texts of
+/// other families or of their own) and add new ones: the stored state a
+/// commit's look-up begins from is no longer the transaction's once a
+/// document is removed, so the look-up is made again in the transaction.
+/// Members leave their clusters, which split, and join others.
+#[test]
+fn a_load_that_replaces_stored_documents_moves_them_between_clusters() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = with_clusters(&dir, "r.lshdb");
+    let first = corpus(120);
+    load(&db, &first, || true);
+    assert_eq!(assert_right(&db).len(), 3);
+    // Keys d0000, d0012, d0024, ... (members of the first family) take
+    // the texts of members of the second family or of no family; new
+    // documents follow.
+    let again: Vec<(String, String)> = (0..120)
+        .step_by(12)
+        .map(|i| {
+            let moved = if i % 24 == 0 {
+                text(51 + i / 4 * 3)
+            } else {
+                text(1_000_000 + i)
+            };
+            (format!("d{i:04}"), moved)
+        })
+        .chain((120..180).map(|i| (format!("d{i:04}"), text(i))))
+        .collect();
+    let report = db
+        .insert_bulk(
+            again.iter().cloned(),
+            &BulkOptions::default().batch(5),
+            |_| true,
+        )
+        .unwrap();
+    assert_eq!(report.replaced, 10);
+    let clusters = assert_right(&db);
+    // d0000 now holds a second-family text: it is in that family's cluster.
+    let of = |key: &str| clusters.iter().find(|c| c.contains(key)).cloned();
+    assert_eq!(of("d0000"), of("d0051"));
+    assert!(of("d0012").is_none(), "{clusters:?}");
+}
+
+/// A commit that replaces a stored document and adds a near-duplicate of
+/// its old text only: the new document has no neighbour left (the old
+/// text is removed in the same transaction), so it must not join the
+/// cluster the old text was in.
+#[test]
+fn a_near_duplicate_of_a_text_replaced_in_its_own_commit_stays_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = with_clusters(&dir, "o.lshdb");
+    let base: Vec<String> = (0..40).map(|w| format!("base{w}")).collect();
+    let edited = |from: usize, tag: &str| {
+        let mut words = base.clone();
+        for (n, word) in words.iter_mut().skip(from).take(6).enumerate() {
+            *word = format!("{tag}{n}");
+        }
+        words.join(" ")
+    };
+    // x and y are neighbours, and x and z, but not y and z.
+    let (x, y, z) = (base.join(" "), edited(0, "y"), edited(34, "z"));
+    db.insert_bulk([("x", x), ("y", y)], &BulkOptions::default(), |_| true)
+        .unwrap();
+    assert_eq!(assert_right(&db).len(), 1);
+    let other = (0..40)
+        .map(|w| format!("other{w}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    db.insert_bulk([("x", other), ("z", z)], &BulkOptions::default(), |_| true)
+        .unwrap();
+    assert!(assert_right(&db).is_empty());
+}

@@ -1,7 +1,7 @@
 //! The operations of one write transaction: insert, replace, remove, and
 //! dedup-on-write, with the document-id counter.
 
-use super::clusters::run::{band_keys_by_document, before_run_in, NewDoc, NewDocs, StoredView};
+use super::clusters::run::{band_keys_by_document, NewDocs, StoredView};
 use super::clusters::upkeep::Upkeep;
 use super::clusters::upkeep::ALL_BANDS;
 use super::held::Held;
@@ -19,8 +19,9 @@ use crate::store::times::TimeWriter;
 use crate::Result;
 use rayon::prelude::*;
 use redb::{Table, WriteTransaction};
-use std::borrow::Cow;
 use std::sync::Arc;
+
+mod many;
 
 /// The tables of a write transaction and the pipeline that derives index
 /// keys.
@@ -180,80 +181,6 @@ impl<'t, 'p> Writer<'t, 'p> {
     /// A fresh document id.
     fn new_id(&mut self) -> u64 {
         self.take_ids(1)
-    }
-
-    /// Stores many documents, as [`Writer::insert`] would one by one (a
-    /// later document with the same key replaces an earlier one), but with
-    /// their band and key postings written as one posting run instead of
-    /// B-tree rows, which is what makes bulk loads fast. Ids follow the
-    /// key order. Returns how many documents replaced a stored one.
-    pub fn insert_many(&mut self, docs: &[&Prepared]) -> Result<u64> {
-        // Documents in key order, the last occurrence of each key winning,
-        // and numbered in that order: documents with similar keys (pages
-        // of one site, packages of one family) are often near-duplicates,
-        // and nearby ids make all pairs' and queries' record reads walk
-        // instead of seek (`store::walk`): all pairs over 3 M documents ran
-        // 1.36x longer with ids in input order.
-        let mut order: Vec<usize> = (0..docs.len()).collect();
-        order.sort_by(|&a, &b| docs[a].key.cmp(&docs[b].key).then(a.cmp(&b)));
-        order.dedup_by(|later, earlier| {
-            let same = docs[*later].key == docs[*earlier].key;
-            if same {
-                *earlier = *later; // keep the later occurrence
-            }
-            same
-        });
-        let mut replaced = (docs.len() - order.len()) as u64;
-        let mut stored_replaced = false;
-        let mut stored = Vec::with_capacity(order.len());
-        let (mut joining, mut reuse): (NewDocs<'_>, _) = (Vec::new(), Vec::new());
-        let bands = self.bands_met_many(docs);
-        let mut stamps = Vec::with_capacity(order.len());
-        let (mut postings, mut blocks) = (Vec::new(), Vec::new());
-        for i in order {
-            let doc = docs[i];
-            let mut vacated = None;
-            if let Some(old) = self.tables.id_of(&doc.key)? {
-                vacated = self.delete(old, &doc.key)?;
-                replaced += 1;
-                stored_replaced = true;
-            }
-            let id = self.new_id();
-            if let Some(clusters) = &mut self.clusters {
-                clusters.set_priority(id, doc.priority)?;
-                joining.push(NewDoc {
-                    id,
-                    band_keys: Cow::Borrowed(&doc.band_keys),
-                    bands: bands[i],
-                    set: (!doc.set.is_empty()).then_some(doc.set.as_slice()),
-                });
-                reuse.push(vacated);
-            }
-            let encoded = doc.encode();
-            self.tables.put_records(id, &encoded)?;
-            stamps.push((id, doc.timestamp));
-            stored.push((id, doc.set_len(), doc.signature.as_slice()));
-            append_postings(doc, id, &mut postings, &mut blocks);
-        }
-        postings.sort_unstable();
-        blocks.sort_unstable();
-        let around = match &self.view {
-            // The view is this transaction's state unless a stored
-            // document was replaced (removed, and its cluster upkept).
-            Some(view) if !stored_replaced && joining.iter().all(|d| d.set.is_some()) => {
-                let threshold = self.pipeline.clusters().map_or(1.0, |c| c.1);
-                let found = before_run_in(view, self.pipeline, threshold, &joining)?;
-                self.clusters.as_ref().map(|_| found)
-            }
-            _ => self.clusters_before_run(&joining)?,
-        };
-        self.tables.put_run(postings, &blocks)?;
-        if let Some(containment) = &mut self.containment {
-            containment.put_many(stored.into_iter())?;
-        }
-        self.clusters_after_run(&joining, around, &reuse)?;
-        self.stamp_many(stamps)?;
-        Ok(replaced)
     }
 
     /// Cluster upkeep of new documents `new` about to be written as one
