@@ -4,13 +4,15 @@
 //! ```text
 //! cargo run --release --example clusters_bench -- [--docs 100000] [--singles 200]
 //!     [--corpus FILE.jsonl] [--dir /tmp] [--threshold 0.8] [--repeat 3] [--keep]
-//!     [--reuse]
+//!     [--reuse] [--progress N]
 //! ```
 //!
 //! `--reuse` opens the two files a `--keep` run left in `--dir` instead of
 //! loading them (bulk figures are then absent), to time single inserts
 //! again. Before the singles, both files' background merges are waited
-//! for.
+//! for. `--progress N` prints to standard error, at the first commit past
+//! every `N` documents, the rate of the documents since the last line: how
+//! the cost per document moves as the file grows.
 //!
 //! For each mode (without clusters, then with), it bulk loads `--docs`
 //! documents into a new database (`insert_bulk`, default options) — from
@@ -82,6 +84,8 @@ struct Options {
     keep: bool,
     /// Open the files of an earlier `--keep` run instead of loading.
     reuse: bool,
+    /// Print the rate of every this many documents (`--progress N`).
+    progress: Option<u64>,
 }
 
 fn options() -> Result<Options, Error> {
@@ -100,6 +104,7 @@ fn options() -> Result<Options, Error> {
         repeat: flag("--repeat").map_or(Ok(3), |v| v.parse())?,
         keep: args.iter().any(|a| a == "--keep"),
         reuse: args.iter().any(|a| a == "--reuse"),
+        progress: flag("--progress").map(|v| v.parse()).transpose()?,
     })
 }
 
@@ -143,7 +148,19 @@ fn load(options: &Options, clusters: bool) -> Result<Loaded, Error> {
     let _ = std::fs::remove_file(&path);
     let db = Database::create(&path, Config::jaccard(options.threshold).clusters(clusters))?;
     let start = Instant::now();
-    let report = db.insert_bulk(documents(options)?, &BulkOptions::default(), |_| true)?;
+    let (mut mark, mut marked) = (start, 0u64);
+    let report = db.insert_bulk(documents(options)?, &BulkOptions::default(), |report| {
+        let Some(every) = options.progress else {
+            return true;
+        };
+        if report.inserted >= marked + every {
+            let seconds = mark.elapsed().as_secs_f64();
+            let rate = (report.inserted - marked) as f64 / seconds;
+            eprintln!("{mode} {} docs: {rate:.0} docs/s", report.inserted);
+            (mark, marked) = (Instant::now(), report.inserted);
+        }
+        true
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     Ok(Loaded {
         path,
