@@ -401,3 +401,49 @@ fn a_write_from_a_dedup_loads_callback_fails_instead_of_hanging() {
     assert!(db.get("x").unwrap().is_none());
     db.insert("x", "written after the load").unwrap();
 }
+
+/// A bulk load into an empty file rules out the look-up of a key it never
+/// wrote (its filter of keys): keys that repeat in later commits still
+/// replace, and so do keys stored by another write between two of its
+/// commits (the filter, which does not hold them, stops answering).
+#[test]
+fn a_load_into_an_empty_file_replaces_keys_written_earlier_or_between_its_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("k.lshdb"), Config::jaccard(0.8)).unwrap();
+    let text = |i: usize, round: usize| format!("document number {i} of round {round}, with words");
+    // 300 documents in commits of 7; keys 0..100 come again, twice.
+    let docs: Vec<(String, String)> = (0..300)
+        .map(|i| {
+            (
+                format!("k{}", if i < 100 { i } else { i % 100 }),
+                text(i, i / 100),
+            )
+        })
+        .chain((0..50).map(|i| (format!("fresh{i}"), text(i, 9))))
+        .collect();
+    // Between two commits, another write stores keys the load writes later.
+    let mut between = (0..5).map(|i| (format!("fresh{i}"), text(i, 7)));
+    let report = db
+        .insert_bulk(docs, &BulkOptions::default().batch(7), |_| {
+            if let Some((key, text)) = between.next() {
+                db.insert(&key, text.as_str()).unwrap();
+            }
+            true
+        })
+        .unwrap();
+    assert_eq!(report.inserted, 350);
+    assert_eq!(report.replaced, 205);
+    assert_eq!(db.len().unwrap(), 150);
+    // Each key holds its last text: a query by that text meets it whole.
+    let holds = |key: &str, text: &str| {
+        let hits = db.query(text).threshold(1.0).run().unwrap().hits;
+        hits.iter().any(|h| h.key == key)
+    };
+    for i in 0..100 {
+        assert!(holds(&format!("k{i}"), &text(200 + i, 2)), "k{i}");
+    }
+    for i in 0..50 {
+        assert!(holds(&format!("fresh{i}"), &text(i, 9)), "fresh{i}");
+    }
+    assert!(db.check().unwrap().is_clean());
+}

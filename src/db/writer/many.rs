@@ -103,7 +103,13 @@ impl Writer<'_, '_> {
         for &i in order {
             let doc = docs[i];
             let mut vacated = None;
-            if let Some(old) = self.tables.id_of(&doc.key)? {
+            // A key the load's filter rules out is not stored.
+            let maybe_stored = self.load.as_ref().is_none_or(|f| f.may_hold_key(&doc.key));
+            if let Some(old) = maybe_stored
+                .then(|| self.tables.id_of(&doc.key))
+                .transpose()?
+                .flatten()
+            {
                 vacated = self.delete(old, &doc.key)?;
                 written.replaced += 1;
                 written.stored_replaced = true;
