@@ -155,14 +155,10 @@ impl LoadFilter {
     /// threads or more). The bits are atomic; only the chain needs the
     /// lock.
     pub fn add_many(&self, docs: &[&Prepared]) {
-        let bands = |doc: &Prepared| {
-            if self.keys_only {
-                0
-            } else {
-                doc.band_keys.len()
-            }
+        let keys: u64 = match self.keys_only {
+            true => docs.len() as u64,
+            false => docs.iter().map(|doc| 1 + doc.band_keys.len() as u64).sum(),
         };
-        let keys: u64 = docs.iter().map(|doc| 1 + bands(doc) as u64).sum();
         let Some(last) = self.filter_for(keys) else {
             return;
         };

@@ -103,13 +103,7 @@ impl Writer<'_, '_> {
         for &i in order {
             let doc = docs[i];
             let mut vacated = None;
-            // A key the load's filter rules out is not stored.
-            let maybe_stored = self.load.as_ref().is_none_or(|f| f.may_hold_key(&doc.key));
-            if let Some(old) = maybe_stored
-                .then(|| self.tables.id_of(&doc.key))
-                .transpose()?
-                .flatten()
-            {
+            if let Some(old) = self.stored_id(&doc.key)? {
                 vacated = self.delete(old, &doc.key)?;
                 written.replaced += 1;
                 written.stored_replaced = true;
@@ -129,6 +123,18 @@ impl Writer<'_, '_> {
         written.postings.sort_unstable();
         written.blocks.sort_unstable();
         Ok(written)
+    }
+}
+
+impl Writer<'_, '_> {
+    /// The id stored under `key`, without reading the file when the
+    /// load's filter rules the key out (the load never wrote it, and
+    /// nothing else was written since the load began on an empty file).
+    fn stored_id(&self, key: &str) -> Result<Option<u64>> {
+        match &self.load {
+            Some(filter) if !filter.may_hold_key(key) => Ok(None),
+            _ => self.tables.id_of(key),
+        }
     }
 }
 
