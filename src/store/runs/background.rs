@@ -178,21 +178,27 @@ pub fn has_work(db: &redb::Database) -> Result<bool> {
     Ok(any_rows(&txn, RUN_MERGES)? || any_rows(&txn, RUN_GARBAGE)? || merge_due(&txn)?)
 }
 
-/// Whether `table` exists in `txn` and holds a row.
+/// Whether `table` exists in `txn` and holds a row. A table that exists
+/// but cannot be opened (another type: a damaged or foreign file) is an
+/// error, not "no work": a merge left half done would otherwise never be
+/// finished, and its output run never collected.
 fn any_rows<V: redb::Value + 'static>(
     txn: &redb::ReadTransaction,
     table: redb::TableDefinition<u32, V>,
 ) -> Result<bool> {
     match txn.open_table(table) {
         Ok(rows) => Ok(!rows.is_empty()?),
-        Err(_) => Ok(false),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(false),
+        Err(err) => Err(err.into()),
     }
 }
 
 /// Whether the policy calls for a merge of the runs listed in `txn`.
 fn merge_due(txn: &redb::ReadTransaction) -> Result<bool> {
-    let Ok(runs) = txn.open_table(RUNS) else {
-        return Ok(false);
+    let runs = match txn.open_table(RUNS) {
+        Ok(runs) => runs,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(false),
+        Err(err) => return Err(err.into()),
     };
     Ok(policy::next_merge(&read_list(&runs)?, &[], u64::MAX, false).is_some())
 }
@@ -452,6 +458,22 @@ impl Job {
 mod tests {
     use super::*;
     use crate::store::runs::{encode_block, ReadRuns, RunTables, BLOCK_ENTRIES};
+
+    /// Missing tables mean no work; a table of another type is an error
+    /// (it used to read as "no work", leaving a merge unfinished unseen).
+    #[test]
+    fn a_merge_table_of_another_type_is_an_error_not_no_work() {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        assert!(!has_work(&db).unwrap());
+        let txn = db.begin_write().unwrap();
+        let foreign: redb::TableDefinition<u64, u64> = redb::TableDefinition::new("run_merges");
+        txn.open_table(foreign).unwrap().insert(1, 2).unwrap();
+        txn.commit().unwrap();
+        assert!(has_work(&db).is_err());
+        assert!(resume(&db).is_err());
+    }
 
     /// A database with runs 1 to 4, each of `postings(run)`: (band, its
     /// sorted postings), in blocks keyed by their last posting, as writes
