@@ -48,11 +48,11 @@ pub struct BulkOptions {
     /// reaches the bound included. Default [`DEFAULT_MAX_CHUNK_BYTES`].
     pub max_chunk_bytes: usize,
     /// For [`Database::insert_unique_bulk`] into a database that is thrown
-    /// away after the load (its decisions are what is wanted): the accepted
-    /// documents stay in memory, and are written and committed only when
-    /// their shingles reach twice `max_chunk_bytes` (4 bytes each) or
-    /// they take `max_held_bytes`, not every `batch` documents nor at the
-    /// end. Default false.
+    /// away after the load (its decisions are what is wanted): a
+    /// transaction commits only when its accepted documents' shingles
+    /// reach twice `max_chunk_bytes` (4 bytes each) or they take
+    /// `max_held_bytes`, not every `batch` documents nor at the end.
+    /// Default false.
     pub scratch: bool,
     /// For [`Database::insert_unique_bulk`]: the memory, in bytes, that the
     /// accepted documents not yet visible to the look-ups may take (their
