@@ -86,11 +86,11 @@ impl Database {
     /// what was decided. A chunk with a key that is stored, accepted
     /// earlier, or repeated in it goes the one-by-one way. With
     /// [`BulkOptions::scratch`] (a database thrown away after the load) a
-    /// transaction commits only when memory needs it, and not at the end. A chunk
-    /// is decided once the next one is taken from `chunks` (it is prepared
-    /// beside it): a stream that waits for its input can give an empty
-    /// chunk, decided at once as nothing, to have what came before it
-    /// decided first.
+    /// transaction commits only when memory needs it, and not at the end.
+    /// A chunk is decided once the next one is taken from `chunks` (it is
+    /// prepared beside it): a stream that waits for its input can give an
+    /// empty chunk, decided at once as nothing, to have what came before
+    /// it decided first.
     ///
     /// ```
     /// use lshdb::{BulkOptions, Config, Database, Unique};
@@ -166,7 +166,6 @@ impl Database {
             scratch: options.scratch,
             next_id,
             written: 0,
-            filtered: 0,
             since_turn: std::time::Instant::now(),
         };
         let mut report = UniqueReport::default();
@@ -333,10 +332,6 @@ struct Writing<'a> {
     next_id: u64,
     /// How many of `held` are written to the transaction.
     written: usize,
-    /// How many of `held` are in the load's filter: they are added when
-    /// their transaction commits, not when they are written, so that the
-    /// look-ups, which cannot find them before, do not probe for them.
-    filtered: usize,
     /// When the merger's last turns ended.
     since_turn: std::time::Instant,
 }
@@ -425,13 +420,13 @@ impl Writing<'_> {
             }
         }
         self.number(start);
-        // Half the bound: the documents of the last commit stay held (in
-        // `older`) until the look-ups see them.
         // Written chunk by chunk, beside the next chunk's look-ups: written
         // all at the commit, they took a core for half a second while the
         // other, its look-up done, waited (2 M heavy records: 42 s against
         // 38 s).
         self.write_held()?;
+        // Half the bound: the documents of the last commit stay held (in
+        // `older`) until the look-ups see them.
         let full = self.held.bytes() >= self.max_held / 2
             || if self.scratch {
                 self.held.shingles() >= self.max_shingles.saturating_mul(2)
@@ -488,14 +483,13 @@ impl Writing<'_> {
         Ok(())
     }
 
-    /// Adds the written documents not in the load's filter yet to it,
-    /// before their transaction commits (the look-ups of the snapshot after
-    /// it must not rule them out) and before their run is written (its
-    /// clusters' upkeep probes the bands the filter marks).
-    fn filter_written(&mut self) {
-        if self.filtered >= self.written {
-            return;
-        }
+    /// Adds the documents written in this transaction to the load's
+    /// filter, when it commits, not as they are written: the look-ups read
+    /// the last commit's snapshot, and would probe for documents it cannot
+    /// hold. Before the commit (the look-ups of the snapshot after it must
+    /// not rule them out) and before their run is written (its clusters'
+    /// upkeep probes the bands the filter marks).
+    fn filter_written(&self) {
         // Out of the snapshot's lock first: no lock is held across the
         // filter's work on the pool (see `LoadFilter::add_many`).
         let filter = self.snapshot.lock().filter.clone();
@@ -503,13 +497,13 @@ impl Writing<'_> {
             let added: Vec<&Prepared> = self
                 .held
                 .docs()
-                .skip(self.filtered)
-                .take(self.written - self.filtered)
+                .take(self.written)
                 .map(|(doc, _)| doc)
                 .collect();
-            filter.add_many(&added);
+            if !added.is_empty() {
+                filter.add_many(&added);
+            }
         }
-        self.filtered = self.written;
     }
 
     /// A chunk with keys already stored or held, decided by
@@ -547,7 +541,7 @@ impl Writing<'_> {
     fn commit(&mut self) -> Result<()> {
         self.write_held()?;
         self.finish()?;
-        (self.written, self.filtered) = (0, 0);
+        self.written = 0;
         let held = std::mem::take(&mut self.held);
         if !held.is_empty() {
             self.older.push((self.commits, held));
