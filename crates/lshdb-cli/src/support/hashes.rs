@@ -11,13 +11,21 @@
 //! **Past the budget** the buckets, read in order, are one sorted
 //! sequence: it is merged with the hashes spilled before into a new
 //! temporary file (deleted by the system when closed), and memory starts
-//! again empty. A look-up then also reads one page of that file, found
-//! through the first hash of every page, kept in memory (one 64th of the
-//! file). So memory stays within the budget plus that index at any number
-//! of records; each spill rewrites the file once, sequentially.
+//! again empty. A look-up then asks a Bloom filter of the file's hashes
+//! (one to two bytes per hash, under 2 % false positives), and only when
+//! it may hold the hash reads one page of the file, found through the
+//! first hash of every page, kept in memory (one 512th of the file). The
+//! filter's bytes come out of the budget, up to three quarters of it
+//! (past about 24 M ids with `dedup`'s default budget it has fewer bits
+//! per hash, and lets more look-ups through to the file), so memory stays
+//! within the budget plus that index at any number of records; each spill
+//! rewrites the file once, sequentially. Without the filter every new id
+//! cost a page read (two system calls and 4 KiB decoded): 3.7 % of the
+//! CPU samples of a 10 M dedup after the first spill.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 
 /// Buckets, by a hash's top bits.
 const BUCKET_BITS: u32 = 16;
@@ -35,6 +43,8 @@ pub struct Hashes {
     held: usize,
     /// Hashes `buckets` may hold before they are spilled.
     max_held: usize,
+    /// The bytes of the budget: the buckets and the spill file's filter.
+    budget: usize,
     /// The hashes spilled so far.
     spilled: Option<Spilled>,
 }
@@ -46,6 +56,57 @@ struct Spilled {
     len: usize,
     /// The first hash of every page.
     firsts: Vec<u64>,
+    /// Which hashes the file may hold (false: certainly not).
+    bloom: Bloom,
+}
+
+/// A Bloom filter of 64-bit hashes: a byte per hash it is sized for (or
+/// up to twice that, a power of two), [`Bloom::PROBES`] bits each: under
+/// 2 % false positives.
+struct Bloom {
+    words: Vec<u64>,
+    /// The number of bits minus one (a power of two minus one).
+    mask: u64,
+}
+
+impl Bloom {
+    /// Bits set per hash (near the best for 8 bits per hash).
+    const PROBES: u64 = 5;
+
+    /// An empty filter for about `hashes` hashes, of at most `max_bytes`
+    /// (at least 8).
+    fn for_hashes(hashes: usize, max_bytes: usize) -> Self {
+        let cap = max_bytes.max(8).saturating_mul(8);
+        let most = 1 << (usize::BITS - 1 - cap.leading_zeros());
+        let bits = (hashes.max(64) * 8).next_power_of_two().min(most);
+        Self {
+            words: vec![0; bits / 64],
+            mask: bits as u64 - 1,
+        }
+    }
+
+    /// The `i`th bit of `hash`: double hashing over the halves of a mix
+    /// of it (ids' hashes are uniform, but the filter need not rely on it).
+    fn bit(&self, hash: u64, i: u64) -> (usize, u64) {
+        let mixed = hash.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29) ^ hash;
+        let (a, b) = (mixed & 0xFFFF_FFFF, (mixed >> 32) | 1);
+        let bit = a.wrapping_add(i.wrapping_mul(b)) & self.mask;
+        ((bit / 64) as usize, 1 << (bit % 64))
+    }
+
+    fn add(&mut self, hash: u64) {
+        for i in 0..Self::PROBES {
+            let (word, bit) = self.bit(hash, i);
+            self.words[word] |= bit;
+        }
+    }
+
+    fn may_hold(&self, hash: u64) -> bool {
+        (0..Self::PROBES).all(|i| {
+            let (word, bit) = self.bit(hash, i);
+            self.words[word] & bit != 0
+        })
+    }
 }
 
 impl Hashes {
@@ -55,7 +116,8 @@ impl Hashes {
         Self {
             buckets: empty_buckets(),
             held: 0,
-            max_held: ((bytes as f64 / BYTES_PER_HASH) as usize).max(1),
+            max_held: held_within(bytes),
+            budget: bytes,
             spilled: None,
         }
     }
@@ -69,7 +131,7 @@ impl Hashes {
         let Err(at) = bucket.binary_search(&hash) else {
             return Ok(false);
         };
-        if let Some(spilled) = &mut self.spilled {
+        if let Some(spilled) = &self.spilled {
             if spilled.contains(hash)? {
                 return Ok(false);
             }
@@ -89,10 +151,16 @@ impl Hashes {
     fn spill(&mut self) -> io::Result<()> {
         let buckets = std::mem::replace(&mut self.buckets, empty_buckets());
         let held = buckets.into_iter().flatten();
+        let count = self.held + self.spilled.as_ref().map_or(0, |s| s.len);
+        let most = self.budget / 4 * 3;
         let merged = match self.spilled.take() {
-            Some(old) => Spilled::write(merge(old.read_all()?, held))?,
-            None => Spilled::write(held.map(Ok))?,
+            Some(old) => Spilled::write(merge(old.read_all()?, held), count, most)?,
+            None => Spilled::write(held.map(Ok), count, most)?,
         };
+        // The filter's bytes come out of the budget (a 10 M run's 32 MB:
+        // 8 MB of filter).
+        let filter = merged.bloom.words.len() * 8;
+        self.max_held = held_within(self.budget.saturating_sub(filter));
         self.spilled = Some(merged);
         self.held = 0;
         Ok(())
@@ -103,6 +171,11 @@ impl Hashes {
     pub fn len(&self) -> usize {
         self.held + self.spilled.as_ref().map_or(0, |s| s.len)
     }
+}
+
+/// The hashes the buckets may hold within `bytes`.
+fn held_within(bytes: usize) -> usize {
+    ((bytes as f64 / BYTES_PER_HASH) as usize).max(1)
 }
 
 fn empty_buckets() -> Vec<Vec<u64>> {
@@ -123,20 +196,32 @@ fn merge(
 }
 
 impl Spilled {
-    /// A new temporary file of `hashes` (ascending).
-    fn write(hashes: impl Iterator<Item = io::Result<u64>>) -> io::Result<Self> {
+    /// A new temporary file of `hashes` (ascending, about `count`), its
+    /// filter of at most `max_filter` bytes.
+    fn write(
+        hashes: impl Iterator<Item = io::Result<u64>>,
+        count: usize,
+        max_filter: usize,
+    ) -> io::Result<Self> {
         let mut out = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
         let (mut len, mut firsts) = (0, Vec::new());
+        let mut bloom = Bloom::for_hashes(count, max_filter);
         for hash in hashes {
             let hash = hash?;
             if len % PAGE == 0 {
                 firsts.push(hash);
             }
+            bloom.add(hash);
             out.write_all(&hash.to_le_bytes())?;
             len += 1;
         }
         let file = out.into_inner().map_err(|e| e.into_error())?;
-        Ok(Self { file, len, firsts })
+        Ok(Self {
+            file,
+            len,
+            firsts,
+            bloom,
+        })
     }
 
     /// Every hash of the file, in order.
@@ -158,8 +243,12 @@ impl Spilled {
         }))
     }
 
-    /// Whether the file holds `hash`: one page read.
-    fn contains(&mut self, hash: u64) -> io::Result<bool> {
+    /// Whether the file holds `hash`: the filter, and when it may, one
+    /// page read.
+    fn contains(&self, hash: u64) -> io::Result<bool> {
+        if !self.bloom.may_hold(hash) {
+            return Ok(false);
+        }
         let Some(page) = self
             .firsts
             .partition_point(|&first| first <= hash)
@@ -170,15 +259,24 @@ impl Spilled {
         let start = page * PAGE;
         let count = PAGE.min(self.len - start);
         let mut bytes = [0u8; PAGE * 8];
-        self.file.seek(SeekFrom::Start(start as u64 * 8))?;
-        self.file.read_exact(&mut bytes[..count * 8])?;
-        let mut hashes = [0u64; PAGE];
-        for (slot, word) in hashes.iter_mut().zip(bytes.chunks_exact(8)) {
+        let bytes = &mut bytes[..count * 8];
+        self.file.read_exact_at(bytes, start as u64 * 8)?;
+        let at = |i: usize| {
             let mut le = [0u8; 8];
-            le.copy_from_slice(word);
-            *slot = u64::from_le_bytes(le);
+            le.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(le)
+        };
+        // Decoding only the hashes the search reads.
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match at(mid).cmp(&hash) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(true),
+            }
         }
-        Ok(hashes[..count].binary_search(&hash).is_ok())
+        Ok(false)
     }
 }
 
@@ -224,6 +322,10 @@ mod tests {
         }
         assert!(hashes.iter().all(|&h| !set.insert(h).unwrap()));
         let spilled = set.spilled.as_ref().expect("spilled");
+        // The filter and the buckets share the budget.
+        let filter = spilled.bloom.words.len() * 8;
+        assert!(filter <= 8_500 / 4 * 3, "a filter of {filter} bytes");
+        assert!(set.max_held as f64 * BYTES_PER_HASH + filter as f64 <= 8_500.0);
         assert_eq!(spilled.len, 50_000 - set.held);
         assert_eq!(spilled.firsts.len(), spilled.len.div_ceil(PAGE));
         let file: Vec<u64> = set
@@ -244,5 +346,31 @@ mod tests {
             assert!(!set.insert(h).unwrap(), "{h}");
         }
         assert!(set.insert(2).unwrap() && set.insert(u64::MAX - 2).unwrap());
+    }
+
+    /// The spill file's filter holds every hash put in it, and answers
+    /// "maybe" for few others (the file is read for those only): at most
+    /// 3 % of 100,000 hashes it never saw, sequential ones included.
+    #[test]
+    fn the_spill_filter_holds_its_hashes_and_few_others() {
+        let held = spread(100_000);
+        let mut bloom = Bloom::for_hashes(held.len(), usize::MAX);
+        held.iter().for_each(|&h| bloom.add(h));
+        assert!(held.iter().all(|&h| bloom.may_hold(h)));
+        let held: std::collections::HashSet<u64> = held.into_iter().collect();
+        let others = (0..100_000u64).map(|i| i.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 1);
+        for (name, others) in [
+            ("spread", others.collect::<Vec<_>>()),
+            ("sequential", (1..100_001).collect()),
+        ] {
+            let false_positives = others
+                .iter()
+                .filter(|&&h| !held.contains(&h) && bloom.may_hold(h))
+                .count();
+            assert!(
+                false_positives < 3_000,
+                "{name}: {false_positives} false positives"
+            );
+        }
     }
 }
