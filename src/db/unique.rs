@@ -7,7 +7,7 @@
 
 use super::bulk::{pipeline, AsDocument};
 use super::bulk_options::{BulkOptions, DuplicateOf};
-use super::held::Held;
+use super::held::{Before, Held, Search};
 use super::load_filter::LoadFilter;
 use super::writer::Writer;
 use super::{Database, Unique};
@@ -372,12 +372,10 @@ impl Writing<'_> {
         if self.one_by_one(&looked) {
             return self.decide_one_by_one(looked);
         }
-        let pipeline = self.db.pipeline();
-        let (threshold, prune) = (self.plan.threshold, self.plan.prune);
-        let first = self.plan.first_found;
         let start = self.held.len();
+        let before = self.held_before(&looked);
         let mut out = Vec::with_capacity(looked.docs.len());
-        for doc in looked.docs {
+        for (doc, before) in looked.docs.into_iter().zip(before) {
             let (doc, found) = match doc {
                 Ok(doc) => doc,
                 Err(err) => {
@@ -386,33 +384,23 @@ impl Writing<'_> {
                 }
             };
             // `DuplicateOf::First`: a stored one found ends the search.
-            if first {
+            if self.plan.first_found {
                 if let Some(hit) = found.best {
                     out.push(Ok(Unique::Duplicate(hit)));
                     continue;
                 }
             }
-            // The best held one: highest similarity, then lowest rank.
-            let mut held: Option<(f64, u64, &str)> = None;
-            for h in self.older.iter().map(|(_, h)| h).chain([&self.held]) {
-                if let Some((i, s)) = h.best(pipeline, &doc, threshold, prune) {
-                    let (other, rank) = h.get(i);
-                    if held.is_none_or(|(b, r, _)| s > b || (s == b && *rank < r)) {
-                        held = Some((s, *rank, &other.key));
-                    }
-                }
-            }
+            let held = self
+                .search()
+                .best_held(&self.older, &self.held, &doc, before, start);
             // Ties go to the lower id: stored documents come before held ones.
             let stored = found
                 .best
-                .filter(|hit| held.is_none_or(|(b, _, _)| hit.similarity >= b));
+                .filter(|hit| held.as_ref().is_none_or(|(b, _, _)| hit.similarity >= *b));
             if let Some(hit) = stored {
                 out.push(Ok(Unique::Duplicate(hit)));
             } else if let Some((similarity, _, key)) = held {
-                out.push(Ok(Unique::Duplicate(Hit {
-                    key: key.to_owned(),
-                    similarity,
-                })));
+                out.push(Ok(Unique::Duplicate(Hit { key, similarity })));
             } else {
                 let rank = UNNUMBERED + self.held.len() as u64;
                 self.held.push(doc, rank);
@@ -437,6 +425,35 @@ impl Writing<'_> {
             self.commit()?;
         }
         Ok(out)
+    }
+
+    /// Each document's best near-duplicates among those held before the
+    /// chunk ([`Search::before_chunk`]), searched on every core. Nothing is
+    /// searched for a document that needs no search: an error, or a
+    /// stored duplicate found under [`DuplicateOf::First`].
+    fn held_before(&self, looked: &Looked) -> Vec<Before> {
+        let search = self.search();
+        let start = self.held.len();
+        looked
+            .docs
+            .par_iter()
+            .map(|doc| match doc {
+                Ok((_, found)) if self.plan.first_found && found.best.is_some() => {
+                    Before::default()
+                }
+                Ok((doc, _)) => search.before_chunk(&self.older, &self.held, doc, start),
+                Err(_) => Before::default(),
+            })
+            .collect()
+    }
+
+    /// How held documents are searched.
+    fn search(&self) -> Search<'_> {
+        Search {
+            pipeline: self.db.pipeline(),
+            threshold: self.plan.threshold,
+            prune: self.plan.prune,
+        }
     }
 
     /// Whether a key of the chunk is stored, held, or repeated in it.

@@ -264,7 +264,9 @@ impl<'t, 'p> Writer<'t, 'p> {
             }
         }
         let around = self.clusters_before_run(&joining)?;
-        postings.sort_unstable();
+        // A dedup's run is a million postings and more, sorted while the
+        // load's other core is often idle: on every core.
+        postings.par_sort_unstable();
         self.tables.put_run(postings, &[])?;
         self.clusters_after_run(&joining, around, &[])
     }
