@@ -106,7 +106,7 @@ pub struct Args {
     /// temporary database's records and a 128th its pages (a 16th with
     /// longest, max:F, min:F); a 32nd holds
     /// the ids seen, for the repeated-id check (8.5 bytes each; past it,
-    /// they go to a temporary file).
+    /// they go to a temporary file, with a filter of them in that share).
     #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
     memory: usize,
     /// Sliding-window dedup (with --db): first remove the documents --db
