@@ -141,14 +141,7 @@ impl Held {
     /// Of two (position, similarity) answers, the better: higher
     /// similarity, then lower rank.
     pub fn better(&self, a: Option<(usize, f64)>, b: Option<(usize, f64)>) -> Option<(usize, f64)> {
-        match (a, b) {
-            (Some((i, s)), Some((j, t))) => {
-                let first = s > t || (s == t && self.docs[i].1 < self.docs[j].1);
-                Some(if first { (i, s) } else { (j, t) })
-            }
-            (a, None) => a,
-            (None, b) => b,
-        }
+        better_by(a, b, |&(i, s)| (s, self.docs[i].1))
     }
 
     /// The verified candidate of highest similarity, then lowest rank.
@@ -236,12 +229,9 @@ impl Search<'_> {
         let (pipeline, threshold, prune) = (self.pipeline, self.threshold, self.prune);
         let mut best: Option<(f64, u64, usize, usize)> = None;
         for (o, (_, h)) in older.iter().enumerate() {
-            if let Some((i, s)) = h.best(pipeline, doc, threshold, prune) {
-                let rank = h.get(i).1;
-                if best.is_none_or(|(b, r, _, _)| s > b || (s == b && rank < r)) {
-                    best = Some((s, rank, o, i));
-                }
-            }
+            let found = h.best(pipeline, doc, threshold, prune);
+            let found = found.map(|(i, s)| (s, h.get(i).1, o, i));
+            best = better_by(best, found, |&(s, rank, _, _)| (s, rank));
         }
         let open = open.best_in(pipeline, doc, threshold, prune, 0..start);
         Before { older: best, open }
@@ -262,11 +252,8 @@ impl Search<'_> {
     ) -> Option<(f64, u64, String)> {
         let (pipeline, threshold, prune) = (self.pipeline, self.threshold, self.prune);
         let positions = start..open.len();
-        let since = match before.open {
-            Some(_) if positions.is_empty() => Some(Part::default()),
-            Some(_) => open.best_in(pipeline, doc, threshold, prune, positions),
-            None => None,
-        };
+        let since =
+            (before.open).and_then(|_| open.best_in(pipeline, doc, threshold, prune, positions));
         // Apart, the two parts answer as one search only below the hot
         // buckets' policy (`Held::best_in`).
         let best_open = match (before.open, since) {
@@ -279,21 +266,26 @@ impl Search<'_> {
         let best_older = before
             .older
             .map(|(s, rank, o, i)| (s, rank, &older[o].1.get(i).0.key));
-        let best = match (best_older, best_open) {
-            (Some(a), Some(b)) => Some(if a.0 > b.0 || (a.0 == b.0 && a.1 < b.1) {
-                a
-            } else {
-                b
-            }),
-            (a, None) => a,
-            (None, b) => b,
-        };
+        let best = better_by(best_older, best_open, |&(s, rank, _)| (s, rank));
         best.map(|(s, rank, key)| (s, rank, key.clone()))
     }
 }
 
+/// Of two answers, the better by their (similarity, rank): higher
+/// similarity, then lower rank (ranks are distinct, so no two tie).
+fn better_by<T>(a: Option<T>, b: Option<T>, key: impl Fn(&T) -> (f64, u64)) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let ((s, r), (t, q)) = (key(&a), key(&b));
+            Some(if s > t || (s == t && r < q) { a } else { b })
+        }
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 /// [`Held::best_in`]'s answer over some positions.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(crate) struct Part {
     /// Distinct candidates among the positions.
     pub candidates: usize,

@@ -16,8 +16,9 @@
 //! it may hold the hash reads one page of the file, found through the
 //! first hash of every page, kept in memory (one 512th of the file). The
 //! filter's bytes come out of the budget, up to three quarters of it
-//! (past about 24 M ids with `dedup`'s default budget it has fewer bits
-//! per hash, and lets more look-ups through to the file), so memory stays
+//! (past about 16 M ids with `dedup`'s default budget it has fewer than 8
+//! bits per hash, and lets more look-ups through to the file, and the
+//! buckets spill more often), so memory stays
 //! within the budget plus that index at any number of records; each spill
 //! rewrites the file once, sequentially. Without the filter every new id
 //! cost a page read (two system calls and 4 KiB decoded): 3.7 % of the
@@ -259,24 +260,15 @@ impl Spilled {
         let start = page * PAGE;
         let count = PAGE.min(self.len - start);
         let mut bytes = [0u8; PAGE * 8];
-        let bytes = &mut bytes[..count * 8];
-        self.file.read_exact_at(bytes, start as u64 * 8)?;
-        let at = |i: usize| {
+        self.file
+            .read_exact_at(&mut bytes[..count * 8], start as u64 * 8)?;
+        let mut hashes = [0u64; PAGE];
+        for (slot, word) in hashes.iter_mut().zip(bytes.chunks_exact(8)) {
             let mut le = [0u8; 8];
-            le.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(le)
-        };
-        // Decoding only the hashes the search reads.
-        let (mut lo, mut hi) = (0, count);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match at(mid).cmp(&hash) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(true),
-            }
+            le.copy_from_slice(word);
+            *slot = u64::from_le_bytes(le);
         }
-        Ok(false)
+        Ok(hashes[..count].binary_search(&hash).is_ok())
     }
 }
 
