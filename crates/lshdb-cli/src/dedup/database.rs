@@ -65,7 +65,7 @@ pub(super) fn open_db(
             // records, which the look-ups verify again and again (family
             // members are candidates of each other), and a hundred-and-
             // twenty-eighth for redb's pages, which at 10 M records are
-            // mostly read once (docs/benchmarks.md: with a 32nd each, a
+            // mostly read once (docs/benchmarks-history.md: with a 32nd each, a
             // 10 M dedup took 16 % longer at a 20 MB higher peak). A load
             // that keeps clusters (clustered.rs) reads its pages again:
             // a 16th (1 M heavy records: 81 s against 106 s with a 128th).
