@@ -242,14 +242,14 @@ impl Search<'_> {
     /// and `open` would find it. `before` is [`Search::before_chunk`]'s
     /// answer from before the chunk added documents to `open` from
     /// position `start` on; those are searched here.
-    pub fn best_held(
+    pub fn best_held<'h>(
         &self,
-        older: &[(u64, Held)],
-        open: &Held,
+        older: &'h [(u64, Held)],
+        open: &'h Held,
         doc: &Prepared,
         before: Before,
         start: usize,
-    ) -> Option<(f64, u64, String)> {
+    ) -> Option<(f64, u64, &'h str)> {
         let (pipeline, threshold, prune) = (self.pipeline, self.threshold, self.prune);
         let positions = start..open.len();
         let since =
@@ -262,12 +262,10 @@ impl Search<'_> {
             }
             _ => open.best(pipeline, doc, threshold, prune),
         };
-        let best_open = best_open.map(|(i, s)| (s, open.get(i).1, &open.get(i).0.key));
-        let best_older = before
-            .older
-            .map(|(s, rank, o, i)| (s, rank, &older[o].1.get(i).0.key));
-        let best = better_by(best_older, best_open, |&(s, rank, _)| (s, rank));
-        best.map(|(s, rank, key)| (s, rank, key.clone()))
+        let best_open = best_open.map(|(i, s)| (s, open.get(i).1, open.get(i).0.key.as_str()));
+        let best_older =
+            (before.older).map(|(s, rank, o, i)| (s, rank, older[o].1.get(i).0.key.as_str()));
+        better_by(best_older, best_open, |&(s, rank, _)| (s, rank))
     }
 }
 

@@ -396,11 +396,14 @@ impl Writing<'_> {
             // Ties go to the lower id: stored documents come before held ones.
             let stored = found
                 .best
-                .filter(|hit| held.as_ref().is_none_or(|(b, _, _)| hit.similarity >= *b));
+                .filter(|hit| held.is_none_or(|(b, _, _)| hit.similarity >= b));
             if let Some(hit) = stored {
                 out.push(Ok(Unique::Duplicate(hit)));
             } else if let Some((similarity, _, key)) = held {
-                out.push(Ok(Unique::Duplicate(Hit { key, similarity })));
+                out.push(Ok(Unique::Duplicate(Hit {
+                    key: key.to_owned(),
+                    similarity,
+                })));
             } else {
                 let rank = UNNUMBERED + self.held.len() as u64;
                 self.held.push(doc, rank);
